@@ -39,5 +39,7 @@ fn main() -> anyhow::Result<()> {
         }],
         aya_build::Toolchain::Custom(toolchain),
     )
-    .with_context(|| format!("building the eBPF program with {toolchain} (run scripts/setup if it is missing)"))
+    .with_context(|| {
+        format!("building the eBPF program with {toolchain} (run scripts/setup if it is missing)")
+    })
 }

@@ -1,1 +1,131 @@
-fn main(){}
+//! `kubenpu-vm`: fetch the test kernels, or boot one and run a command in it.
+//!
+//! ```text
+//! kubenpu-vm fetch [--all | KERNEL...]
+//! kubenpu-vm kernels
+//! kubenpu-vm run --kernel sid [--bin PATH]... [--share DIR] -- COMMAND...
+//! ```
+
+use std::{path::PathBuf, process::ExitCode, time::Duration};
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+use kubenpu_vm::{Kernel, Vm, cache_dir};
+
+#[derive(Parser)]
+#[command(
+    version,
+    about = "Boot Debian kernels with real DRM devices under qemu and run commands in them"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Download and unpack kernels into the cache (nothing is installed).
+    Fetch {
+        /// Every kernel the tests use.
+        #[arg(long, conflicts_with = "kernels")]
+        all: bool,
+        /// Kernels by name: bookworm, bookworm-backports, sid.
+        kernels: Vec<Kernel>,
+    },
+    /// List the kernels, their releases and whether they are cached.
+    Kernels,
+    /// Boot a kernel and run a shell command as root; exits with its status.
+    Run {
+        /// Which kernel to boot.
+        #[arg(long, default_value = "sid")]
+        kernel: Kernel,
+        /// A host executable to carry into the guest's /usr/local/bin.
+        #[arg(long = "bin")]
+        binaries: Vec<PathBuf>,
+        /// A file to carry into the guest, as HOST:GUEST.
+        #[arg(long = "file", value_parser = parse_file)]
+        files: Vec<(PathBuf, String)>,
+        /// Host directory shared with the guest at /shared (the command's
+        /// working directory).
+        #[arg(long)]
+        share: Option<PathBuf>,
+        /// Seconds before an unfinished guest is stopped and the run fails.
+        #[arg(long, default_value_t = 180)]
+        timeout: u64,
+        /// The command, run by /bin/sh in the guest.
+        #[arg(required = true, last = true)]
+        command: Vec<String>,
+    },
+}
+
+fn parse_file(spec: &str) -> Result<(PathBuf, String), String> {
+    match spec.split_once(':') {
+        Some((host, guest)) if guest.starts_with('/') => Ok((host.into(), guest.into())),
+        _ => Err(format!(
+            "{spec:?} is not HOST:GUEST with an absolute GUEST path"
+        )),
+    }
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("kubenpu-vm: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Cmd::Fetch { all, kernels } => {
+            let kernels = if all || kernels.is_empty() {
+                Kernel::ALL.to_vec()
+            } else {
+                kernels
+            };
+            for kernel in kernels {
+                let image = kernel.fetch()?;
+                println!("{kernel}: {} ({})", image.release, image.vmlinuz.display());
+            }
+        }
+        Cmd::Kernels => {
+            println!("cache: {}", cache_dir()?.display());
+            for kernel in Kernel::ALL {
+                match kernel.cached()? {
+                    Some(image) => println!("{kernel}: {}", image.release),
+                    None => println!("{kernel}: not fetched"),
+                }
+            }
+        }
+        Cmd::Run {
+            kernel,
+            binaries,
+            files,
+            share,
+            timeout,
+            command,
+        } => {
+            let mut vm = Vm::new(kernel)
+                .timeout(Duration::from_secs(timeout))
+                .echo(true);
+            for binary in binaries {
+                vm = vm.binary(binary);
+            }
+            for (host, guest) in files {
+                let bytes = std::fs::read(&host)
+                    .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", host.display()))?;
+                vm = vm.file(&guest, 0o755, bytes);
+            }
+            if let Some(dir) = share {
+                vm = vm.shared_dir(dir);
+            }
+            let outcome = vm.run(&command.join(" "))?;
+            return Ok(ExitCode::from(
+                u8::try_from(outcome.status).unwrap_or(u8::MAX),
+            ));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

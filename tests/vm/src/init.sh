@@ -1,0 +1,30 @@
+#!/bin/busybox sh
+# The guest's init, written by kubenpu-vm: sets up the kernel interfaces the
+# tests need, loads the modules, runs the command, reports its exit status on
+# the console and powers off. @NONCE@ makes the status line unforgeable by
+# the command's own output.
+/bin/busybox --install -s /bin
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
+fail() { echo "@NONCE@ setup-failed: $*"; poweroff -f; }
+mkdir -p /proc /sys /dev /tmp /run /root /shared
+mount -t proc proc /proc || fail "mount proc"
+mount -t sysfs sysfs /sys || fail "mount sysfs"
+mount -t devtmpfs devtmpfs /dev || fail "mount devtmpfs"
+mount -t tmpfs tmpfs /tmp
+mount -t tmpfs tmpfs /run
+mount -t cgroup2 cgroup2 /sys/fs/cgroup || fail "mount cgroup2"
+mount -t bpf bpf /sys/fs/bpf || fail "mount bpffs"
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+while read -r module; do
+  insmod "/lib/modules/$module" || fail "insmod $module"
+done < /lib/modules/load-order
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 shared /shared || fail "mount the shared directory"
+cd /shared
+echo "@NONCE@ begin"
+/bin/sh /etc/kubenpu-vm/command.sh
+echo "@NONCE@ exit $?"
+cd /
+sync
+umount /shared
+poweroff -f

@@ -1,0 +1,332 @@
+//! One boot of a kernel under qemu: build the initramfs, start the machine,
+//! watch the serial console for the status line, enforce the timeout.
+
+use std::{
+    io::{BufRead as _, BufReader},
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
+    thread::{self, JoinHandle},
+    time::{Duration, Instant, SystemTime},
+};
+
+use anyhow::{Context as _, Result, bail};
+
+use crate::{Kernel, initramfs, modules::ModuleIndex};
+
+/// Modules every guest loads: the two DRM devices and the shared directory.
+const BASE_MODULES: &[&str] = &["virtio_pci", "virtio_gpu", "vgem", "9pnet_virtio", "9p"];
+
+/// Lines of console shown when a run fails.
+const TAIL_LINES: usize = 40;
+
+/// A virtual machine to boot once, configured with the builder methods.
+pub struct Vm {
+    kernel: Kernel,
+    modules: Vec<String>,
+    binaries: Vec<(PathBuf, String)>,
+    files: Vec<(String, u32, Vec<u8>)>,
+    shared: Option<PathBuf>,
+    timeout: Duration,
+    cpus: u32,
+    memory_mib: u32,
+    echo: bool,
+}
+
+/// What a finished run reports.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The command's exit status inside the guest.
+    pub status: i32,
+    /// What the command printed (stdout and stderr, as the console shows it).
+    pub output: String,
+    /// The whole serial console, kernel messages included.
+    pub console: String,
+}
+
+impl Vm {
+    /// A VM booting `kernel` with the base modules, 2 vCPUs, 1 GiB of memory
+    /// and a 180 s timeout.
+    pub fn new(kernel: Kernel) -> Self {
+        Self {
+            kernel,
+            modules: Vec::new(),
+            binaries: Vec::new(),
+            files: Vec::new(),
+            shared: None,
+            timeout: Duration::from_secs(180),
+            cpus: 2,
+            memory_mib: 1024,
+            echo: false,
+        }
+    }
+
+    /// Loads another module (and what it depends on) before the command.
+    pub fn module(mut self, name: &str) -> Self {
+        self.modules.push(name.to_owned());
+        self
+    }
+
+    /// Carries a host executable, and the libraries it links, to
+    /// `/usr/local/bin/<file name>` in the guest.
+    pub fn binary(mut self, host: impl Into<PathBuf>) -> Self {
+        let host = host.into();
+        let name = host
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        self.binaries.push((host, format!("/usr/local/bin/{name}")));
+        self
+    }
+
+    /// Places a file in the guest.
+    pub fn file(mut self, guest: &str, mode: u32, bytes: impl Into<Vec<u8>>) -> Self {
+        self.files.push((guest.to_owned(), mode, bytes.into()));
+        self
+    }
+
+    /// Shares a host directory with the guest; the command runs in it, at
+    /// `/shared`. Without one, a temporary directory is shared.
+    pub fn shared_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.shared = Some(dir.into());
+        self
+    }
+
+    /// Fails the run if the guest has not reported a status by then.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Sets the number of virtual CPUs.
+    pub fn cpus(mut self, cpus: u32) -> Self {
+        self.cpus = cpus;
+        self
+    }
+
+    /// Prints the command's output to stdout as it arrives.
+    pub fn echo(mut self, echo: bool) -> Self {
+        self.echo = echo;
+        self
+    }
+
+    /// Boots the VM, runs `command` with `/bin/sh` as root and returns its
+    /// exit status and output. A guest that fails to set up, powers off
+    /// without a status or outlives the timeout is an error carrying the
+    /// tail of the console.
+    pub fn run(self, command: &str) -> Result<Outcome> {
+        let image = self.kernel.fetch()?;
+        let index = ModuleIndex::load(&image.modules)?;
+        let wanted: Vec<&str> = BASE_MODULES
+            .iter()
+            .copied()
+            .chain(self.modules.iter().map(String::as_str))
+            .collect();
+        let modules = index.load_order(&wanted)?;
+        let nonce = nonce();
+        let initramfs = initramfs::build(&initramfs::Contents {
+            modules: &modules,
+            binaries: &self.binaries,
+            files: &self.files,
+            command,
+            nonce: &nonce,
+        })?;
+
+        let scratch = tempfile::tempdir()?;
+        let initrd = scratch.path().join("initramfs.cpio");
+        std::fs::write(&initrd, initramfs)?;
+        let shared = match &self.shared {
+            Some(dir) => dir.clone(),
+            None => scratch.path().join("shared"),
+        };
+        std::fs::create_dir_all(&shared)
+            .with_context(|| format!("creating {}", shared.display()))?;
+
+        let mut child = self
+            .qemu(&image.vmlinuz, &initrd, &shared)
+            .spawn()
+            .map_err(|e| {
+                anyhow::anyhow!("cannot start qemu-system-x86_64 ({e}): run scripts/setup")
+            })?;
+        let console = watch_console(&mut child, &nonce, self.echo);
+        let finished = wait(&mut child, self.timeout);
+        // On a timeout, stop the guest; either way reap it so its pipes close.
+        let _ = child.kill();
+        let _ = child.wait();
+        let transcript = console.finish();
+        finished
+            .and_then(|()| transcript.outcome(&nonce))
+            .with_context(|| {
+                format!(
+                    "VM run of {command:?} on the {} kernel {} failed; last console lines:\n{}",
+                    self.kernel,
+                    image.release,
+                    transcript.tail()
+                )
+            })
+    }
+
+    fn qemu(&self, vmlinuz: &Path, initrd: &Path, shared: &Path) -> Command {
+        let mut cmd = Command::new("qemu-system-x86_64");
+        cmd.args(["-accel", &accelerator()])
+            .args([
+                "-cpu",
+                "max",
+                "-smp",
+                &self.cpus.to_string(),
+                "-m",
+                &self.memory_mib.to_string(),
+            ])
+            .args([
+                "-nodefaults",
+                "-no-user-config",
+                "-no-reboot",
+                "-display",
+                "none",
+            ])
+            .args(["-serial", "stdio", "-monitor", "none"])
+            .arg("-kernel")
+            .arg(vmlinuz)
+            .arg("-initrd")
+            .arg(initrd)
+            .args(["-append", "console=ttyS0 panic=-1 quiet loglevel=3"])
+            .args(["-device", "virtio-gpu-pci"])
+            .arg("-fsdev")
+            .arg(format!(
+                "local,id=shared,path={},security_model=none",
+                shared.display()
+            ))
+            .args(["-device", "virtio-9p-pci,fsdev=shared,mount_tag=shared"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        cmd
+    }
+}
+
+/// TCG unless `KUBENPU_VM_ACCEL` asks for another accelerator: KVM is only
+/// used where someone has seen it work.
+fn accelerator() -> String {
+    std::env::var("KUBENPU_VM_ACCEL")
+        .ok()
+        .filter(|a| !a.is_empty())
+        .unwrap_or_else(|| "tcg".into())
+}
+
+/// A marker no command output will contain by chance.
+fn nonce() -> String {
+    let now = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default();
+    format!("kubenpu-vm-{:x}-{:x}", std::process::id(), now.as_nanos())
+}
+
+/// The reader threads collecting qemu's serial console and its own
+/// diagnostics until it exits.
+struct Console {
+    serial: JoinHandle<Vec<String>>,
+    diagnostics: JoinHandle<Vec<String>>,
+}
+
+fn watch_console(child: &mut Child, nonce: &str, echo: bool) -> Console {
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let begin = format!("{nonce} begin");
+    let status = format!("{nonce} ");
+    let serial = thread::spawn(move || {
+        let mut in_command = false;
+        let mut lines = Vec::new();
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let line = line.trim_end_matches('\r').to_owned();
+            if line == begin {
+                in_command = true;
+            } else if line.starts_with(&status) {
+                in_command = false;
+            } else if echo && in_command {
+                println!("{line}");
+            }
+            lines.push(line);
+        }
+        lines
+    });
+    let diagnostics = thread::spawn(move || {
+        BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+            .map(|l| format!("qemu: {l}"))
+            .collect()
+    });
+    Console {
+        serial,
+        diagnostics,
+    }
+}
+
+impl Console {
+    /// Everything qemu printed; call once it has exited.
+    fn finish(self) -> Transcript {
+        let mut lines = self.serial.join().unwrap_or_default();
+        lines.extend(self.diagnostics.join().unwrap_or_default());
+        Transcript { lines }
+    }
+}
+
+/// The console of a finished run.
+struct Transcript {
+    lines: Vec<String>,
+}
+
+impl Transcript {
+    fn tail(&self) -> String {
+        self.lines[self.lines.len().saturating_sub(TAIL_LINES)..].join("\n")
+    }
+
+    /// The command's output and status, from the lines init marked.
+    fn outcome(&self, nonce: &str) -> Result<Outcome> {
+        let marked = |what: &str| {
+            self.lines.iter().position(|l| {
+                l.strip_prefix(nonce)
+                    .is_some_and(|rest| rest.trim_start().starts_with(what))
+            })
+        };
+        let text = |i: usize| self.lines[i][nonce.len()..].trim();
+        if let Some(i) = marked("setup-failed") {
+            bail!("the guest's init failed: {}", text(i));
+        }
+        let begin = marked("begin").context("the guest never started the command")?;
+        let end = marked("exit ")
+            .context("the guest powered off without reporting the command's exit status")?;
+        let status = text(end)
+            .strip_prefix("exit ")
+            .and_then(|s| s.parse().ok())
+            .context("unreadable exit status line")?;
+        let output = self.lines[begin + 1..end]
+            .iter()
+            .map(|l| format!("{l}\n"))
+            .collect();
+        Ok(Outcome {
+            status,
+            output,
+            console: self.lines.join("\n"),
+        })
+    }
+}
+
+/// Waits for qemu to exit, or fails once the timeout has passed.
+fn wait(child: &mut Child, timeout: Duration) -> Result<()> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            if !status.success() {
+                bail!("qemu exited with {status}");
+            }
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            bail!(
+                "the guest did not finish within {} s (timed out)",
+                timeout.as_secs()
+            );
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+}

@@ -1,0 +1,98 @@
+//! The VM harness against real Debian kernels: the guest has what the
+//! kernel hook needs, and the harness reports the command's status, never a
+//! pass for a guest that did not report one.
+
+use std::time::Duration;
+
+use kubenpu_vm::{Kernel, Vm};
+
+const SMOKE: &str = include_str!("../guest/smoke.sh");
+
+fn smoke(kernel: Kernel) {
+    let outcome = Vm::new(kernel)
+        .file("/smoke.sh", 0o755, SMOKE)
+        .run("sh /smoke.sh")
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    let output = &outcome.output;
+    assert_eq!(
+        outcome.status, 0,
+        "smoke checks failed on {kernel}:\n{output}"
+    );
+    for expected in [
+        "ok: drm_ioctl is in /proc/kallsyms",
+        "ok: kernel BTF at /sys/kernel/btf/vmlinux",
+        "ok: found virtio_gpu nodes",
+        "ok: found vgem nodes",
+        "ok: a process in cgroup /kubenpu-smoke sees 0::/kubenpu-smoke",
+    ] {
+        assert!(
+            output.contains(expected),
+            "{kernel}: missing {expected:?} in:\n{output}"
+        );
+    }
+    for node in [
+        "virtio_gpu /dev/dri/card",
+        "virtio_gpu /dev/dri/renderD",
+        "vgem /dev/dri/card",
+        "vgem /dev/dri/renderD",
+    ] {
+        assert!(
+            output
+                .lines()
+                .any(|l| l.starts_with(&format!("ok: {node}")) && l.ends_with("as sysfs says")),
+            "{kernel}: no checked {node}* node in:\n{output}"
+        );
+    }
+    // Debian builds DRM as a module on every kernel we test.
+    assert!(
+        output.contains("ok: drm is a module with BTF at /sys/kernel/btf/drm"),
+        "{output}"
+    );
+}
+
+#[test]
+fn smoke_bookworm() {
+    smoke(Kernel::Bookworm);
+}
+
+#[test]
+fn smoke_bookworm_backports() {
+    smoke(Kernel::BookwormBackports);
+}
+
+#[test]
+fn smoke_sid() {
+    smoke(Kernel::Sid);
+}
+
+#[test]
+fn the_commands_exit_status_is_the_runs_status() {
+    let outcome = Vm::new(Kernel::Bookworm)
+        .run("echo before; exit 3")
+        .expect("the guest reports a status");
+    assert_eq!(outcome.status, 3);
+    assert_eq!(outcome.output, "before\n");
+}
+
+#[test]
+fn a_guest_that_hangs_is_a_timeout_error_with_the_console_tail() {
+    let error = Vm::new(Kernel::Bookworm)
+        .timeout(Duration::from_secs(40))
+        .run("echo hanging; sleep 3600")
+        .expect_err("a hung guest must not pass");
+    let message = format!("{error:#}");
+    assert!(message.contains("timed out"), "{message}");
+    assert!(message.contains("last console lines"), "{message}");
+}
+
+#[test]
+fn a_guest_that_powers_off_without_a_status_is_an_error() {
+    let error = Vm::new(Kernel::Bookworm)
+        .run("poweroff -f")
+        .expect_err("a guest without a status must not pass");
+    let message = format!("{error:#}");
+    assert!(
+        message.contains("without reporting the command's exit status"),
+        "{message}"
+    );
+}
