@@ -1,9 +1,12 @@
 //! KubeNPU's node agent, as a library with one module per job.
 //!
-//! The agent attaches the kernel program built from `host-ebpf` to
-//! `drm_ioctl`, fills its maps from the node's device table, folds the
-//! per-cgroup counts per pod and serves them to Prometheus. Modules arrive
-//! with the features that need them; what is here today is the embedded
-//! kernel program itself.
+//! Data flows one way: [`discovery`] finds the node's devices and
+//! [`plugins`] the vendors; [`device_table`] joins them into the table the
+//! kernel program's maps are filled from; the embedded [`program`] counts
+//! the ioctls that table selects.
 
+pub mod device_table;
+pub mod discovery;
+pub mod plugins;
 pub mod program;
+pub mod report;

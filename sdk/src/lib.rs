@@ -1,8 +1,94 @@
 //! The crate vendor authors use to teach KubeNPU about their accelerators.
 //!
-//! A vendor plugin is a WebAssembly component implementing the WIT package
-//! in `wit/`: it claims DRM/accel driver names and lists which of the
-//! driver's ioctl numbers submit work, allocate device memory or wait for
-//! the device. This crate grows the bindings, the declarative macro and the
-//! validation the agent applies to every table.
+//! A vendor plugin is a WebAssembly component implementing the WIT world in
+//! `wit/vendor.wit`: it claims kernel driver names and lists which of the
+//! driver's ioctls submit work, allocate device memory or wait for the
+//! device. With this crate a vendor is a constant and one macro call:
+//!
+//! ```
+//! #![cfg_attr(target_family = "wasm", no_std)]
+//! use kubenpu_sdk::{Ioctl, Vendor, drm};
+//!
+//! pub const VENDOR: Vendor = Vendor {
+//!     name: "example",
+//!     version: "1.0.0",
+//!     drivers: &["example_drv"],
+//!     pci_vendors: &[0x1234],
+//!     products: &[],
+//!     ioctls: &[
+//!         Ioctl::submit("DRM_IOCTL_EXAMPLE_SUBMIT", drm::command(0x02)),
+//!         Ioctl::alloc("DRM_IOCTL_EXAMPLE_BO_CREATE", drm::command(0x00)),
+//!         drm::SYNCOBJ_WAIT,
+//!     ],
+//! };
+//! kubenpu_sdk::export_vendor!(VENDOR);
+//! # fn main() { assert_eq!(kubenpu_sdk::validate(&VENDOR.description()), Ok(())); }
+//! ```
+//!
+//! Built for `wasm32-wasip2`, that crate is a component with no imports;
+//! built natively, the macro expands to nothing, so the crate's unit tests
+//! can check the table with [`validate`], the very function the agent runs
+//! on every plugin it loads.
 #![no_std]
+
+extern crate alloc;
+
+pub mod drm;
+mod table;
+pub mod uapi;
+mod validate;
+
+pub use table::{Description, Ioctl, Kind, PciId, Product, TableEntry, Vendor};
+pub use validate::{Fault, MAX_IOCTLS, MAX_TEXT, validate};
+
+#[cfg(target_family = "wasm")]
+#[doc(hidden)]
+pub mod guest;
+
+/// Exports a [`Vendor`] constant as the plugin's component, with the
+/// allocator, `cabi_realloc` and panic handler a `no_std` component needs. Expands to
+/// nothing outside WebAssembly, so the crate builds and tests natively.
+#[macro_export]
+macro_rules! export_vendor {
+    ($vendor:path) => {
+        #[cfg(target_family = "wasm")]
+        const _: () = {
+            struct Plugin;
+
+            impl $crate::guest::Guest for Plugin {
+                fn describe() -> $crate::guest::Description {
+                    $crate::guest::describe(&$vendor)
+                }
+
+                fn matches(device: $crate::guest::Device) -> bool {
+                    $crate::guest::matches(&$vendor, device)
+                }
+
+                fn product_name(id: $crate::guest::PciId) -> Option<$crate::guest::OwnedString> {
+                    $crate::guest::product_name(&$vendor, id)
+                }
+            }
+
+    $crate::guest::__export_vendor_world!(Plugin with_types_in $crate::guest);
+
+            #[global_allocator]
+            static ALLOCATOR: $crate::guest::Allocator = $crate::guest::Allocator;
+
+            #[unsafe(no_mangle)]
+            unsafe extern "C" fn cabi_realloc(
+                old_ptr: *mut u8,
+                old_len: usize,
+                align: usize,
+                new_len: usize,
+            ) -> *mut u8 {
+                // SAFETY: the canonical ABI's contract for cabi_realloc.
+                unsafe { $crate::guest::realloc(old_ptr, old_len, align, new_len) }
+            }
+
+            #[panic_handler]
+            fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
+                core::arch::wasm32::unreachable()
+            }
+        };
+    };
+}

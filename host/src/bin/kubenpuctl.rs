@@ -1,0 +1,158 @@
+//! `kubenpuctl`: what the KubeNPU agent would see on this node, read from
+//! sysfs and the plugins, without privileges.
+
+use std::{path::PathBuf, process::ExitCode};
+
+use clap::{Parser, Subcommand};
+use kubenpu::{
+    device_table::DeviceTable,
+    discovery::{self, Roots},
+    plugins::{self, PluginHost},
+    report,
+};
+
+#[derive(Parser)]
+#[command(version, about = "Inspect what the KubeNPU agent sees on this node")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Args)]
+struct PluginsDir {
+    /// Directory of vendor plugins (*.wasm) that add to or replace the built-ins.
+    #[arg(long, default_value = plugins::DEFAULT_DIR)]
+    plugins_dir: PathBuf,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List DRM and accel devices and the vendor that claims each.
+    Devices {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Read sysfs from here instead of /sys (e.g. a fixture tree).
+        #[arg(long, default_value = "/sys")]
+        sysfs_root: PathBuf,
+        /// Read device nodes from here instead of /dev.
+        #[arg(long, default_value = "/dev")]
+        dev_root: PathBuf,
+        #[command(flatten)]
+        plugins: PluginsDir,
+    },
+    /// List the vendor plugins in force, or check one plugin file.
+    Plugins {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        plugins: PluginsDir,
+        #[command(subcommand)]
+        check: Option<PluginsCommand>,
+    },
+}
+
+#[derive(Subcommand)]
+enum PluginsCommand {
+    /// Validate one plugin file as the agent would; print its table or why it is rejected.
+    Check {
+        /// The .wasm file.
+        file: PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("kubenpuctl: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Devices {
+            json,
+            sysfs_root,
+            dev_root,
+            plugins,
+        } => {
+            let found = discovery::discover(&Roots {
+                sysfs: sysfs_root,
+                dev: dev_root,
+            });
+            for skipped in &found.skipped {
+                eprintln!("kubenpuctl: skipped {skipped}");
+            }
+            let vendors = load_vendors(plugins.plugins_dir)?;
+            let table = DeviceTable::build(found.devices, vendors);
+            for problem in &table.problems {
+                eprintln!("kubenpuctl: {problem}");
+            }
+            print!(
+                "{}",
+                if json {
+                    report::devices_json(&table)
+                } else {
+                    report::devices_table(&table)
+                }
+            );
+        }
+        Command::Plugins {
+            json,
+            plugins,
+            check: None,
+        } => {
+            let vendors = load_vendors(plugins.plugins_dir)?;
+            print!(
+                "{}",
+                if json {
+                    report::plugins_json(&vendors.plugins)
+                } else {
+                    report::plugins_table(&vendors.plugins)
+                }
+            );
+        }
+        Command::Plugins {
+            json,
+            check: Some(PluginsCommand::Check { file }),
+            ..
+        } => {
+            let sandbox = plugins::Sandbox::new()?;
+            match plugins::load_file(&sandbox, &file) {
+                Ok(plugin) => {
+                    let plugin = std::sync::Arc::new(plugin);
+                    let plugins = [plugin];
+                    print!(
+                        "{}",
+                        if json {
+                            report::plugins_json(&plugins)
+                        } else {
+                            report::plugins_table(&plugins)
+                        }
+                    );
+                }
+                Err(e) => {
+                    eprintln!("kubenpuctl: {} rejected: {e}", file.display());
+                    return Ok(ExitCode::FAILURE);
+                }
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Built-ins plus the directory's plugins; rejections are reported on stderr.
+fn load_vendors(dir: PathBuf) -> anyhow::Result<plugins::Vendors> {
+    let mut host = PluginHost::new(&dir)?;
+    let vendors = host
+        .scan()
+        .map_err(|e| anyhow::anyhow!("cannot read the plugins directory {}: {e}", dir.display()))?;
+    for rejection in &vendors.rejected {
+        eprintln!("kubenpuctl: {rejection}");
+    }
+    Ok(vendors)
+}

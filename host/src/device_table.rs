@@ -1,0 +1,84 @@
+//! The join of discovery and plugins: which device belongs to which
+//! vendor, and each vendor's ioctl table. This is what the kernel program's
+//! maps are filled from and what `kubenpuctl devices` prints.
+
+use std::sync::Arc;
+
+use crate::{
+    discovery::Device,
+    plugins::{Plugin, Vendors},
+};
+
+/// A device and the vendor whose table applies to it, if any.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// The device.
+    pub device: Device,
+    /// The vendor claiming it; `None` for a device no plugin claims (or
+    /// whose claiming plugin declined it).
+    pub vendor: Option<Arc<Plugin>>,
+    /// The vendor's product name for it, if it knows one.
+    pub product: Option<String>,
+}
+
+/// Every device with its vendor, plus the vendors in force.
+#[derive(Debug, Clone, Default)]
+pub struct DeviceTable {
+    /// Devices in discovery order.
+    pub entries: Vec<Entry>,
+    /// The vendors the table was built with.
+    pub vendors: Vendors,
+    /// Plugin calls that failed while matching devices, one line each.
+    pub problems: Vec<String>,
+}
+
+impl DeviceTable {
+    /// Assigns each device to the vendor that claims its driver and
+    /// accepts it.
+    pub fn build(devices: Vec<Device>, vendors: Vendors) -> Self {
+        let mut problems = Vec::new();
+        let entries = devices
+            .into_iter()
+            .map(|device| {
+                let mut report = |what: &str, plugin: &Plugin, e: &dyn std::fmt::Display| {
+                    problems.push(format!(
+                        "vendor {} ({}) {what} {}: {e}",
+                        plugin.name(),
+                        plugin.source,
+                        device.name
+                    ));
+                };
+                let vendor = vendors.for_driver(&device.driver).filter(|plugin| {
+                    plugin.matches(&device).unwrap_or_else(|e| {
+                        report("failed to match", plugin, &e);
+                        false
+                    })
+                });
+                let product = match (vendor, &device.pci) {
+                    (Some(plugin), Some(pci)) => plugin.product_name(pci.id).unwrap_or_else(|e| {
+                        report("failed to name", plugin, &e);
+                        None
+                    }),
+                    _ => None,
+                };
+                Entry {
+                    vendor: vendor.cloned(),
+                    product,
+                    device,
+                }
+            })
+            .collect();
+        Self {
+            entries,
+            vendors,
+            problems,
+        }
+    }
+
+    /// The devices some vendor claims.
+    pub fn claimed(&self) -> impl Iterator<Item = (&Device, &Arc<Plugin>)> {
+        self.entries
+            .iter()
+            .filter_map(|e| Some((&e.device, e.vendor.as_ref()?)))
+    }
+}

@@ -1,0 +1,159 @@
+//! What `kubenpuctl` prints: the device and plugin tables, as aligned text
+//! for people and as JSON for scripts.
+
+use std::{fmt::Write as _, sync::Arc};
+
+use serde::Serialize;
+
+use crate::{
+    device_table::DeviceTable,
+    discovery::{DevNum, Subsystem},
+    plugins::{Plugin, Source},
+};
+
+/// One device as JSON.
+#[derive(Serialize)]
+struct DeviceRow<'a> {
+    driver: &'a str,
+    pci_id: Option<String>,
+    address: &'a str,
+    nodes: Vec<DevNum>,
+    vendor: Option<&'a str>,
+    product: Option<&'a str>,
+    numa_node: Option<u32>,
+    subsystem: Subsystem,
+}
+
+fn device_rows(table: &DeviceTable) -> Vec<DeviceRow<'_>> {
+    table
+        .entries
+        .iter()
+        .map(|e| DeviceRow {
+            driver: &e.device.driver,
+            pci_id: e.device.pci.as_ref().map(|p| p.id_string()),
+            address: &e.device.name,
+            nodes: e.device.nodes.iter().map(|n| n.dev).collect(),
+            vendor: e.vendor.as_ref().map(|v| v.name()),
+            product: e.product.as_deref(),
+            numa_node: e.device.numa_node,
+            subsystem: e.device.subsystem,
+        })
+        .collect()
+}
+
+/// `kubenpuctl devices --json`.
+pub fn devices_json(table: &DeviceTable) -> String {
+    json(&device_rows(table))
+}
+
+/// `kubenpuctl devices`: `DRIVER PCI-ID ADDRESS NODES VENDOR`, `-` where a
+/// value is absent.
+pub fn devices_table(table: &DeviceTable) -> String {
+    let rows = device_rows(table).into_iter().map(|r| {
+        let nodes: Vec<String> = r.nodes.iter().map(ToString::to_string).collect();
+        vec![
+            r.driver.to_owned(),
+            r.pci_id.unwrap_or_else(|| "-".into()),
+            r.address.to_owned(),
+            nodes.join(","),
+            r.vendor.unwrap_or("-").to_owned(),
+        ]
+    });
+    aligned(&["DRIVER", "PCI-ID", "ADDRESS", "NODES", "VENDOR"], rows)
+}
+
+/// One ioctl entry as JSON.
+#[derive(Serialize)]
+struct IoctlRow<'a> {
+    nr: u8,
+    name: &'a str,
+    kind: &'static str,
+}
+
+/// One plugin as JSON.
+#[derive(Serialize)]
+struct PluginRow<'a> {
+    name: &'a str,
+    version: &'a str,
+    source: String,
+    sha256: Option<&'a str>,
+    drivers: &'a [String],
+    ioctls: Vec<IoctlRow<'a>>,
+}
+
+fn plugin_row(plugin: &Plugin) -> PluginRow<'_> {
+    let d = &plugin.description;
+    PluginRow {
+        name: &d.name,
+        version: &d.version,
+        source: plugin.source.to_string(),
+        sha256: match &plugin.source {
+            Source::Builtin => None,
+            Source::File { sha256, .. } => Some(sha256),
+        },
+        drivers: &d.drivers,
+        ioctls: d
+            .ioctls
+            .iter()
+            .map(|i| IoctlRow {
+                nr: i.nr,
+                name: &i.name,
+                kind: i.kind.as_str(),
+            })
+            .collect(),
+    }
+}
+
+/// `kubenpuctl plugins --json`.
+pub fn plugins_json(plugins: &[Arc<Plugin>]) -> String {
+    json(&plugins.iter().map(|p| plugin_row(p)).collect::<Vec<_>>())
+}
+
+/// `kubenpuctl plugins`: one line per ioctl entry under each vendor.
+pub fn plugins_table(plugins: &[Arc<Plugin>]) -> String {
+    let mut out = String::new();
+    for plugin in plugins {
+        let row = plugin_row(plugin);
+        let _ = write!(out, "{} {} ({}", row.name, row.version, row.source);
+        if let Some(sha) = row.sha256 {
+            let _ = write!(out, ", sha256 {sha}");
+        }
+        let _ = writeln!(out, ") drivers: {}", row.drivers.join(", "));
+        let rows = row.ioctls.iter().map(|i| {
+            vec![
+                format!("  {:#04x}", i.nr),
+                i.kind.to_owned(),
+                i.name.to_owned(),
+            ]
+        });
+        out.push_str(&aligned(&["  NR", "KIND", "IOCTL"], rows));
+    }
+    out
+}
+
+fn json<T: Serialize>(value: &T) -> String {
+    let mut text = serde_json::to_string_pretty(value).expect("report rows serialize");
+    text.push('\n');
+    text
+}
+
+/// Left-aligned columns separated by two spaces.
+fn aligned(header: &[&str], rows: impl Iterator<Item = Vec<String>>) -> String {
+    let rows: Vec<Vec<String>> = std::iter::once(header.iter().map(|h| h.to_string()).collect())
+        .chain(rows)
+        .collect();
+    let widths: Vec<usize> = (0..header.len())
+        .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for row in rows {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(cell, w)| format!("{cell:<w$}"))
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}

@@ -1,0 +1,95 @@
+//! The component side, compiled for WebAssembly only: bindings generated
+//! from `wit/vendor.wit` and the conversions [`export_vendor!`] uses.
+//!
+//! [`export_vendor!`]: crate::export_vendor
+
+use alloc::string::{String, ToString as _};
+
+use crate::{Kind, Vendor};
+
+wit_bindgen::generate!({
+    world: "vendor",
+    path: "../wit",
+    pub_export_macro: true,
+    export_macro_name: "__export_vendor_world",
+    default_bindings_module: "kubenpu_sdk::guest",
+});
+
+pub use alloc::string::String as OwnedString;
+use kubenpu::vendor::types::{Ioctl as WitIoctl, Kind as WitKind};
+
+/// The allocator plugins use: no_std components bring their own.
+pub use dlmalloc::GlobalDlmalloc as Allocator;
+
+/// `describe` for a declared vendor.
+pub fn describe(vendor: &Vendor) -> Description {
+    let ioctls = vendor
+        .ioctls
+        .iter()
+        .map(|i| WitIoctl {
+            nr: i.nr,
+            name: i.name.to_string(),
+            kind: match i.kind {
+                Kind::Submit => WitKind::Submit,
+                Kind::Alloc => WitKind::Alloc,
+                Kind::Wait => WitKind::Wait,
+            },
+        })
+        .collect();
+    Description {
+        name: vendor.name.to_string(),
+        version: vendor.version.to_string(),
+        drivers: vendor.drivers.iter().map(|d| d.to_string()).collect(),
+        ioctls,
+    }
+}
+
+/// `matches` for a declared vendor.
+pub fn matches(vendor: &Vendor, device: Device) -> bool {
+    vendor.matches(device.pci.map(sdk_pci_id))
+}
+
+/// `product-name` for a declared vendor.
+pub fn product_name(vendor: &Vendor, id: PciId) -> Option<String> {
+    vendor.product_name(sdk_pci_id(id)).map(str::to_string)
+}
+
+fn sdk_pci_id(id: PciId) -> crate::PciId {
+    crate::PciId {
+        vendor: id.vendor,
+        device: id.device,
+    }
+}
+
+/// The canonical ABI's allocation hook (`cabi_realloc`): the host calls it
+/// to place arguments in the component's memory. std provides it on
+/// `wasm32-wasip2`; a `no_std` component exports this one.
+///
+/// # Safety
+///
+/// As for `cabi_realloc`: `old_ptr`/`old_len`/`align` describe a block this
+/// allocator returned (or `old_len` is 0), and `align` is a power of two.
+pub unsafe fn realloc(old_ptr: *mut u8, old_len: usize, align: usize, new_len: usize) -> *mut u8 {
+    use alloc::alloc::{Layout, alloc, realloc};
+    if new_len == 0 {
+        return align as *mut u8;
+    }
+    // SAFETY: the caller passes a valid alignment and, for a reallocation,
+    // the layout the block was allocated with.
+    let ptr = unsafe {
+        if old_len == 0 {
+            alloc(Layout::from_size_align_unchecked(new_len, align))
+        } else {
+            realloc(
+                old_ptr,
+                Layout::from_size_align_unchecked(old_len, align),
+                new_len,
+            )
+        }
+    };
+    if ptr.is_null() {
+        // Out of memory: trap rather than hand the host a null pointer.
+        core::arch::wasm32::unreachable();
+    }
+    ptr
+}

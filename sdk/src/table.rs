@@ -1,0 +1,165 @@
+//! A vendor's table, in two shapes: [`Vendor`], written by authors as a
+//! constant, and [`Description`], the owned form that crosses the component
+//! boundary and that the agent validates.
+
+use alloc::{
+    string::{String, ToString as _},
+    vec::Vec,
+};
+
+/// What an ioctl asks of the device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    /// Hands work to the device.
+    Submit,
+    /// Allocates memory the device uses.
+    Alloc,
+    /// Blocks until the device has finished something.
+    Wait,
+}
+
+impl Kind {
+    /// The lower-case name used in metrics and JSON.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Kind::Submit => "submit",
+            Kind::Alloc => "alloc",
+            Kind::Wait => "wait",
+        }
+    }
+}
+
+/// One counted ioctl, as an author writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ioctl {
+    /// `cmd & 0xff`.
+    pub nr: u8,
+    /// The uAPI macro.
+    pub name: &'static str,
+    /// What it does.
+    pub kind: Kind,
+}
+
+impl Ioctl {
+    /// An ioctl that submits work.
+    pub const fn submit(name: &'static str, nr: u8) -> Self {
+        Self {
+            nr,
+            name,
+            kind: Kind::Submit,
+        }
+    }
+
+    /// An ioctl that allocates device memory.
+    pub const fn alloc(name: &'static str, nr: u8) -> Self {
+        Self {
+            nr,
+            name,
+            kind: Kind::Alloc,
+        }
+    }
+
+    /// An ioctl that waits for the device.
+    pub const fn wait(name: &'static str, nr: u8) -> Self {
+        Self {
+            nr,
+            name,
+            kind: Kind::Wait,
+        }
+    }
+}
+
+/// A PCI function's identity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PciId {
+    /// PCI vendor id.
+    pub vendor: u16,
+    /// PCI device id.
+    pub device: u16,
+}
+
+/// A marketing name for one PCI id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Product {
+    /// The PCI id.
+    pub id: PciId,
+    /// What the vendor calls it.
+    pub name: &'static str,
+}
+
+/// A vendor plugin, declared as a constant.
+#[derive(Debug, Clone, Copy)]
+pub struct Vendor {
+    /// The vendor's name, the `vendor` label of the metrics.
+    pub name: &'static str,
+    /// The plugin's version.
+    pub version: &'static str,
+    /// Kernel driver names claimed, as sysfs shows them.
+    pub drivers: &'static [&'static str],
+    /// PCI vendor ids whose devices the table fits; a PCI device of
+    /// another vendor bound to a claimed driver is declined. Empty: every
+    /// device of the claimed drivers.
+    pub pci_vendors: &'static [u16],
+    /// Product names by PCI id, for `kubenpuctl devices`.
+    pub products: &'static [Product],
+    /// The counted ioctls.
+    pub ioctls: &'static [Ioctl],
+}
+
+impl Vendor {
+    /// The owned description the component returns from `describe`.
+    pub fn description(&self) -> Description {
+        Description {
+            name: self.name.to_string(),
+            version: self.version.to_string(),
+            drivers: self.drivers.iter().map(|d| d.to_string()).collect(),
+            ioctls: self
+                .ioctls
+                .iter()
+                .map(|i| TableEntry {
+                    nr: i.nr,
+                    name: i.name.to_string(),
+                    kind: i.kind,
+                })
+                .collect(),
+        }
+    }
+
+    /// Whether the table fits a device of a claimed driver with this PCI
+    /// identity (`None`: not a PCI device).
+    pub fn matches(&self, pci: Option<PciId>) -> bool {
+        match pci {
+            Some(id) if !self.pci_vendors.is_empty() => self.pci_vendors.contains(&id.vendor),
+            _ => true,
+        }
+    }
+
+    /// The product name of a PCI id, if listed.
+    pub fn product_name(&self, id: PciId) -> Option<&'static str> {
+        self.products.iter().find(|p| p.id == id).map(|p| p.name)
+    }
+}
+
+/// A vendor's description as the agent receives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Description {
+    /// The vendor's name.
+    pub name: String,
+    /// The plugin's version.
+    pub version: String,
+    /// Claimed driver names.
+    pub drivers: Vec<String>,
+    /// Counted ioctls.
+    pub ioctls: Vec<TableEntry>,
+}
+
+/// One counted ioctl in a [`Description`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableEntry {
+    /// `cmd & 0xff`.
+    pub nr: u8,
+    /// The uAPI macro.
+    pub name: String,
+    /// What it does.
+    pub kind: Kind,
+}

@@ -1,0 +1,230 @@
+//! The checks every vendor table must pass. The agent runs them on each
+//! plugin it loads; vendor authors run the same function in their unit
+//! tests, so a table that passes there loads on a node.
+
+use alloc::string::String;
+use core::fmt;
+
+use crate::{Description, Kind, drm};
+
+/// Longest accepted name, version, driver or ioctl name, in bytes.
+pub const MAX_TEXT: usize = 128;
+/// Most ioctl entries a table may have (aliases included).
+pub const MAX_IOCTLS: usize = 512;
+
+/// Why a table is rejected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fault {
+    /// The vendor name is empty or has characters other than lower-case
+    /// letters, digits, `_` and `-`.
+    BadName(String),
+    /// The version is empty.
+    NoVersion,
+    /// The driver list is empty.
+    NoDrivers,
+    /// A driver name is empty or has whitespace or `/`.
+    BadDriver(String),
+    /// A driver is listed twice.
+    DuplicateDriver(String),
+    /// An ioctl entry has an empty name.
+    UnnamedIoctl(u8),
+    /// A number outside the driver range that is not a DRM core ioctl the
+    /// SDK knows, or is one under another name.
+    NotACoreIoctl(u8, String),
+    /// Two entries share a number but not a kind.
+    ConflictingKinds {
+        /// The shared number.
+        nr: u8,
+        /// The first entry's name and kind.
+        first: (String, Kind),
+        /// The conflicting entry's name and kind.
+        second: (String, Kind),
+    },
+    /// A text field is longer than [`MAX_TEXT`].
+    TooLong(String),
+    /// More than [`MAX_IOCTLS`] entries.
+    TooManyIoctls(usize),
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Fault::BadName(name) => write!(
+                f,
+                "vendor name {name:?} must be non-empty lower-case letters, digits, '_' or '-'"
+            ),
+            Fault::NoVersion => f.write_str("the version is empty"),
+            Fault::NoDrivers => f.write_str("the driver list is empty: claim at least one driver"),
+            Fault::BadDriver(d) => write!(f, "driver name {d:?} is empty or has whitespace or '/'"),
+            Fault::DuplicateDriver(d) => write!(f, "driver {d:?} is listed twice"),
+            Fault::UnnamedIoctl(nr) => write!(f, "ioctl nr {nr:#04x} has no name"),
+            Fault::NotACoreIoctl(nr, name) => write!(
+                f,
+                "{name} (nr {nr:#04x}) is outside the driver range {:#04x}..{:#04x} and not a DRM core ioctl the SDK knows",
+                drm::DRM_COMMAND_BASE,
+                drm::DRM_COMMAND_END
+            ),
+            Fault::ConflictingKinds { nr, first, second } => write!(
+                f,
+                "nr {nr:#04x} is both {} ({}) and {} ({})",
+                first.1.as_str(),
+                first.0,
+                second.1.as_str(),
+                second.0
+            ),
+            Fault::TooLong(text) => write!(
+                f,
+                "{:?}... is longer than {MAX_TEXT} bytes",
+                text.get(..32).unwrap_or(text)
+            ),
+            Fault::TooManyIoctls(n) => write!(f, "{n} ioctl entries, more than {MAX_IOCTLS}"),
+        }
+    }
+}
+
+impl core::error::Error for Fault {}
+
+/// Checks a table; the first fault found is returned.
+pub fn validate(description: &Description) -> Result<(), Fault> {
+    let Description {
+        name,
+        version,
+        drivers,
+        ioctls,
+    } = description;
+    let texts = [name, version]
+        .into_iter()
+        .chain(drivers)
+        .chain(ioctls.iter().map(|i| &i.name));
+    if let Some(long) = texts.into_iter().find(|t| t.len() > MAX_TEXT) {
+        return Err(Fault::TooLong(long.clone()));
+    }
+    if ioctls.len() > MAX_IOCTLS {
+        return Err(Fault::TooManyIoctls(ioctls.len()));
+    }
+    let name_ok = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-';
+    if name.is_empty() || !name.chars().all(name_ok) {
+        return Err(Fault::BadName(name.clone()));
+    }
+    if version.trim().is_empty() {
+        return Err(Fault::NoVersion);
+    }
+    if drivers.is_empty() {
+        return Err(Fault::NoDrivers);
+    }
+    for (i, driver) in drivers.iter().enumerate() {
+        if driver.is_empty() || driver.chars().any(|c| c.is_whitespace() || c == '/') {
+            return Err(Fault::BadDriver(driver.clone()));
+        }
+        if drivers[..i].contains(driver) {
+            return Err(Fault::DuplicateDriver(driver.clone()));
+        }
+    }
+    for (i, entry) in ioctls.iter().enumerate() {
+        if entry.name.is_empty() {
+            return Err(Fault::UnnamedIoctl(entry.nr));
+        }
+        let known_core = drm::CORE
+            .iter()
+            .any(|c| c.nr == entry.nr && c.name == entry.name);
+        if !drm::is_driver_command(entry.nr) && !known_core {
+            return Err(Fault::NotACoreIoctl(entry.nr, entry.name.clone()));
+        }
+        if let Some(first) = ioctls[..i]
+            .iter()
+            .find(|e| e.nr == entry.nr && e.kind != entry.kind)
+        {
+            return Err(Fault::ConflictingKinds {
+                nr: entry.nr,
+                first: (first.name.clone(), first.kind),
+                second: (entry.name.clone(), entry.kind),
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::{string::ToString as _, vec};
+
+    use super::*;
+    use crate::TableEntry;
+
+    fn entry(nr: u8, name: &str, kind: Kind) -> TableEntry {
+        TableEntry {
+            nr,
+            name: name.to_string(),
+            kind,
+        }
+    }
+
+    fn good() -> Description {
+        Description {
+            name: "acme".to_string(),
+            version: "1.0.0".to_string(),
+            drivers: vec!["acme_drv".to_string()],
+            ioctls: vec![
+                entry(0x40, "DRM_IOCTL_ACME_SUBMIT", Kind::Submit),
+                entry(0x40, "DRM_IOCTL_ACME_SUBMIT_V2", Kind::Submit),
+                entry(0xc3, "DRM_IOCTL_SYNCOBJ_WAIT", Kind::Wait),
+            ],
+        }
+    }
+
+    #[test]
+    fn a_good_table_with_aliases_and_a_core_wait_passes() {
+        assert_eq!(validate(&good()), Ok(()));
+    }
+
+    #[test]
+    fn each_fault_is_found() {
+        type Breakage = fn(&mut Description);
+        let cases: [(Breakage, Fault); 8] = [
+            (
+                |d| d.name = "ACME".to_string(),
+                Fault::BadName("ACME".to_string()),
+            ),
+            (|d| d.version.clear(), Fault::NoVersion),
+            (|d| d.drivers.clear(), Fault::NoDrivers),
+            (
+                |d| d.drivers.push("acme_drv".to_string()),
+                Fault::DuplicateDriver("acme_drv".to_string()),
+            ),
+            (
+                |d| d.drivers.push("a b".to_string()),
+                Fault::BadDriver("a b".to_string()),
+            ),
+            (
+                |d| d.ioctls[1].kind = Kind::Wait,
+                Fault::ConflictingKinds {
+                    nr: 0x40,
+                    first: ("DRM_IOCTL_ACME_SUBMIT".to_string(), Kind::Submit),
+                    second: ("DRM_IOCTL_ACME_SUBMIT_V2".to_string(), Kind::Wait),
+                },
+            ),
+            (
+                |d| d.ioctls[2].name = "DRM_IOCTL_ACME_WAIT".to_string(),
+                Fault::NotACoreIoctl(0xc3, "DRM_IOCTL_ACME_WAIT".to_string()),
+            ),
+            (|d| d.ioctls[0].name.clear(), Fault::UnnamedIoctl(0x40)),
+        ];
+        for (break_it, fault) in cases {
+            let mut description = good();
+            break_it(&mut description);
+            assert_eq!(validate(&description), Err(fault));
+        }
+    }
+
+    #[test]
+    fn oversized_tables_are_rejected_before_anything_else() {
+        let mut description = good();
+        description.ioctls = vec![entry(0x41, "X", Kind::Alloc); MAX_IOCTLS + 1];
+        assert_eq!(
+            validate(&description),
+            Err(Fault::TooManyIoctls(MAX_IOCTLS + 1))
+        );
+        description.name = "x".repeat(MAX_TEXT + 1);
+        assert!(matches!(validate(&description), Err(Fault::TooLong(_))));
+    }
+}

@@ -1,0 +1,61 @@
+//! KubeNPU vendor plugin for AMD GPUs (the amdgpu driver).
+//!
+//! Numbers from `uapi/amdgpu_drm.h`, an excerpt of the kernel's
+//! `include/uapi/drm/amdgpu_drm.h` as of v6.19; the unit test
+//! checks every entry against it.
+#![cfg_attr(target_family = "wasm", no_std)]
+
+use kubenpu_sdk::{Ioctl, PciId, Product, Vendor, drm};
+
+/// The vendor's table.
+pub const VENDOR: Vendor = Vendor {
+    name: "amdgpu",
+    version: env!("CARGO_PKG_VERSION"),
+    drivers: &["amdgpu"],
+    pci_vendors: &[0x1002],
+    products: &[
+        Product {
+            id: PciId {
+                vendor: 0x1002,
+                device: 0x744c,
+            },
+            name: "Radeon RX 7900 XTX",
+        },
+        Product {
+            id: PciId {
+                vendor: 0x1002,
+                device: 0x74a1,
+            },
+            name: "Instinct MI300X",
+        },
+    ],
+    ioctls: &[
+        // submits command streams
+        Ioctl::submit("DRM_IOCTL_AMDGPU_CS", drm::command(0x04)),
+        // signals the fence of work queued on a user queue
+        Ioctl::submit("DRM_IOCTL_AMDGPU_USERQ_SIGNAL", drm::command(0x17)),
+        // creates a buffer object
+        Ioctl::alloc("DRM_IOCTL_AMDGPU_GEM_CREATE", drm::command(0x00)),
+        // wraps user memory as a buffer object
+        Ioctl::alloc("DRM_IOCTL_AMDGPU_GEM_USERPTR", drm::command(0x11)),
+        // waits for a command submission
+        Ioctl::wait("DRM_IOCTL_AMDGPU_WAIT_CS", drm::command(0x09)),
+        // waits for several submissions
+        Ioctl::wait("DRM_IOCTL_AMDGPU_WAIT_FENCES", drm::command(0x12)),
+        // waits until a buffer object is idle
+        Ioctl::wait("DRM_IOCTL_AMDGPU_GEM_WAIT_IDLE", drm::command(0x07)),
+        drm::SYNCOBJ_WAIT,
+        drm::SYNCOBJ_TIMELINE_WAIT,
+    ],
+};
+
+kubenpu_sdk::export_vendor!(VENDOR);
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn table_passes_validation_and_matches_the_uapi_header() {
+        let header = include_str!("../uapi/amdgpu_drm.h");
+        assert_eq!(kubenpu_sdk::uapi::check(&super::VENDOR, &[header]), Ok(()));
+    }
+}

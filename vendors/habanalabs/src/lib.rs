@@ -1,0 +1,42 @@
+//! KubeNPU vendor plugin for Intel Gaudi accelerators (the habanalabs accel driver).
+//!
+//! Numbers from `uapi/habanalabs_accel.h`, an excerpt of the kernel's
+//! `include/uapi/drm/habanalabs_accel.h` as of the accel-era header (DRM numbering; kernels up to 6.6 used their own ioctls on /dev/hlN, which do not pass drm_ioctl); the unit test
+//! checks every entry against it.
+#![cfg_attr(target_family = "wasm", no_std)]
+
+use kubenpu_sdk::{Ioctl, PciId, Product, Vendor, drm};
+
+/// The vendor's table.
+pub const VENDOR: Vendor = Vendor {
+    name: "habanalabs",
+    version: env!("CARGO_PKG_VERSION"),
+    drivers: &["habanalabs"],
+    pci_vendors: &[0x1da3],
+    products: &[Product {
+        id: PciId {
+            vendor: 0x1da3,
+            device: 0x1020,
+        },
+        name: "Gaudi2",
+    }],
+    ioctls: &[
+        // submits command buffers
+        Ioctl::submit("DRM_IOCTL_HL_CS", drm::command(0x02)),
+        // allocates device memory; one ioctl for every memory op, so frees and maps count here too
+        Ioctl::alloc("DRM_IOCTL_HL_MEMORY", drm::command(0x04)),
+        // waits for a command submission
+        Ioctl::wait("DRM_IOCTL_HL_WAIT_CS", drm::command(0x03)),
+    ],
+};
+
+kubenpu_sdk::export_vendor!(VENDOR);
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn table_passes_validation_and_matches_the_uapi_header() {
+        let header = include_str!("../uapi/habanalabs_accel.h");
+        assert_eq!(kubenpu_sdk::uapi::check(&super::VENDOR, &[header]), Ok(()));
+    }
+}

@@ -1,0 +1,61 @@
+//! KubeNPU vendor plugin for Intel integrated and discrete GPUs before Xe2 (the i915 driver).
+//!
+//! Numbers from `uapi/i915_drm.h`, an excerpt of the kernel's
+//! `include/uapi/drm/i915_drm.h` as of the v6.4 cycle (numbers unchanged in later releases); the unit test
+//! checks every entry against it.
+#![cfg_attr(target_family = "wasm", no_std)]
+
+use kubenpu_sdk::{Ioctl, PciId, Product, Vendor, drm};
+
+/// The vendor's table.
+pub const VENDOR: Vendor = Vendor {
+    name: "i915",
+    version: env!("CARGO_PKG_VERSION"),
+    drivers: &["i915"],
+    pci_vendors: &[0x8086],
+    products: &[
+        Product {
+            id: PciId {
+                vendor: 0x8086,
+                device: 0x5917,
+            },
+            name: "UHD Graphics 620",
+        },
+        Product {
+            id: PciId {
+                vendor: 0x8086,
+                device: 0x56a0,
+            },
+            name: "Arc A770",
+        },
+    ],
+    ioctls: &[
+        // hands a batch buffer to an engine
+        Ioctl::submit("DRM_IOCTL_I915_GEM_EXECBUFFER2", drm::command(0x29)),
+        // the same, returning an out-fence (what anv uses); shares EXECBUFFER2's number
+        Ioctl::submit("DRM_IOCTL_I915_GEM_EXECBUFFER2_WR", drm::command(0x29)),
+        // creates a buffer object
+        Ioctl::alloc("DRM_IOCTL_I915_GEM_CREATE", drm::command(0x1b)),
+        // creates a buffer object with placement extensions (discrete memory)
+        Ioctl::alloc("DRM_IOCTL_I915_GEM_CREATE_EXT", drm::command(0x3c)),
+        // wraps user memory as a buffer object
+        Ioctl::alloc("DRM_IOCTL_I915_GEM_USERPTR", drm::command(0x33)),
+        // waits for rendering to a buffer object
+        Ioctl::wait("DRM_IOCTL_I915_GEM_WAIT", drm::command(0x2c)),
+        // blocks until the GPU is done with the object before a CPU access
+        Ioctl::wait("DRM_IOCTL_I915_GEM_SET_DOMAIN", drm::command(0x1f)),
+        drm::SYNCOBJ_WAIT,
+        drm::SYNCOBJ_TIMELINE_WAIT,
+    ],
+};
+
+kubenpu_sdk::export_vendor!(VENDOR);
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn table_passes_validation_and_matches_the_uapi_header() {
+        let header = include_str!("../uapi/i915_drm.h");
+        assert_eq!(kubenpu_sdk::uapi::check(&super::VENDOR, &[header]), Ok(()));
+    }
+}

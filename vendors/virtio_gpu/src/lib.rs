@@ -1,0 +1,51 @@
+//! KubeNPU vendor plugin for virtio-gpu, the paravirtual GPU of virtual machines.
+//!
+//! Numbers from `uapi/virtgpu_drm.h`, an excerpt of the kernel's
+//! `include/uapi/drm/virtgpu_drm.h` as of v6.11 (later releases add parameters only); the unit test
+//! checks every entry against it.
+#![cfg_attr(target_family = "wasm", no_std)]
+
+use kubenpu_sdk::{Ioctl, PciId, Product, Vendor, drm};
+
+/// The vendor's table.
+pub const VENDOR: Vendor = Vendor {
+    name: "virtio_gpu",
+    version: env!("CARGO_PKG_VERSION"),
+    drivers: &["virtio_gpu"],
+    pci_vendors: &[0x1af4],
+    products: &[Product {
+        id: PciId {
+            vendor: 0x1af4,
+            device: 0x1050,
+        },
+        name: "virtio GPU",
+    }],
+    ioctls: &[
+        // submits a command buffer to the host
+        Ioctl::submit("DRM_IOCTL_VIRTGPU_EXECBUFFER", drm::command(0x02)),
+        // queues a copy from host to guest memory
+        Ioctl::submit("DRM_IOCTL_VIRTGPU_TRANSFER_FROM_HOST", drm::command(0x06)),
+        // queues a copy from guest to host memory
+        Ioctl::submit("DRM_IOCTL_VIRTGPU_TRANSFER_TO_HOST", drm::command(0x07)),
+        // creates a resource
+        Ioctl::alloc("DRM_IOCTL_VIRTGPU_RESOURCE_CREATE", drm::command(0x04)),
+        // creates a blob resource
+        Ioctl::alloc("DRM_IOCTL_VIRTGPU_RESOURCE_CREATE_BLOB", drm::command(0x0a)),
+        // waits for a resource to be idle
+        Ioctl::wait("DRM_IOCTL_VIRTGPU_WAIT", drm::command(0x08)),
+        drm::MODE_CREATE_DUMB,
+        drm::SYNCOBJ_WAIT,
+        drm::SYNCOBJ_TIMELINE_WAIT,
+    ],
+};
+
+kubenpu_sdk::export_vendor!(VENDOR);
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn table_passes_validation_and_matches_the_uapi_header() {
+        let header = include_str!("../uapi/virtgpu_drm.h");
+        assert_eq!(kubenpu_sdk::uapi::check(&super::VENDOR, &[header]), Ok(()));
+    }
+}

@@ -1,0 +1,44 @@
+//! KubeNPU vendor plugin for Intel Xe GPUs (the xe driver).
+//!
+//! Numbers from `uapi/xe_drm.h`, an excerpt of the kernel's
+//! `include/uapi/drm/xe_drm.h` as of v7.1; the unit test
+//! checks every entry against it.
+#![cfg_attr(target_family = "wasm", no_std)]
+
+use kubenpu_sdk::{Ioctl, PciId, Product, Vendor, drm};
+
+/// The vendor's table.
+pub const VENDOR: Vendor = Vendor {
+    name: "xe",
+    version: env!("CARGO_PKG_VERSION"),
+    drivers: &["xe"],
+    pci_vendors: &[0x8086],
+    products: &[Product {
+        id: PciId {
+            vendor: 0x8086,
+            device: 0xe20b,
+        },
+        name: "Arc B580",
+    }],
+    ioctls: &[
+        // submits a batch to an exec queue
+        Ioctl::submit("DRM_IOCTL_XE_EXEC", drm::command(0x09)),
+        // creates a buffer object
+        Ioctl::alloc("DRM_IOCTL_XE_GEM_CREATE", drm::command(0x01)),
+        // waits for a user fence the GPU writes
+        Ioctl::wait("DRM_IOCTL_XE_WAIT_USER_FENCE", drm::command(0x0a)),
+        drm::SYNCOBJ_WAIT,
+        drm::SYNCOBJ_TIMELINE_WAIT,
+    ],
+};
+
+kubenpu_sdk::export_vendor!(VENDOR);
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn table_passes_validation_and_matches_the_uapi_header() {
+        let header = include_str!("../uapi/xe_drm.h");
+        assert_eq!(kubenpu_sdk::uapi::check(&super::VENDOR, &[header]), Ok(()));
+    }
+}
