@@ -45,8 +45,7 @@ pub use validate::{Fault, MAX_IOCTLS, MAX_TEXT, validate};
 #[doc(hidden)]
 pub mod guest;
 
-/// Exports a [`Vendor`] constant as the plugin's component, with the
-/// allocator, `cabi_realloc` and panic handler a `no_std` component needs. Expands to
+/// Exports a [`Vendor`] constant as the plugin's component. Expands to
 /// nothing outside WebAssembly, so the crate builds and tests natively.
 #[macro_export]
 macro_rules! export_vendor {
@@ -69,26 +68,36 @@ macro_rules! export_vendor {
                 }
             }
 
-    $crate::guest::__export_vendor_world!(Plugin with_types_in $crate::guest);
-
-            #[global_allocator]
-            static ALLOCATOR: $crate::guest::Allocator = $crate::guest::Allocator;
-
-            #[unsafe(no_mangle)]
-            unsafe extern "C" fn cabi_realloc(
-                old_ptr: *mut u8,
-                old_len: usize,
-                align: usize,
-                new_len: usize,
-            ) -> *mut u8 {
-                // SAFETY: the canonical ABI's contract for cabi_realloc.
-                unsafe { $crate::guest::realloc(old_ptr, old_len, align, new_len) }
-            }
-
-            #[panic_handler]
-            fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
-                core::arch::wasm32::unreachable()
-            }
+            $crate::export_component!(Plugin);
         };
+    };
+}
+
+/// Exports a type implementing the world's `Guest` trait (for a vendor
+/// that needs its own `matches` logic), with the allocator, `cabi_realloc`
+/// and panic handler a `no_std` component needs. WebAssembly only.
+#[macro_export]
+macro_rules! export_component {
+    ($plugin:ident) => {
+        $crate::guest::__export_vendor_world!($plugin with_types_in $crate::guest);
+
+        #[global_allocator]
+        static ALLOCATOR: $crate::guest::Allocator = $crate::guest::Allocator;
+
+        #[unsafe(no_mangle)]
+        unsafe extern "C" fn cabi_realloc(
+            old_ptr: *mut u8,
+            old_len: usize,
+            align: usize,
+            new_len: usize,
+        ) -> *mut u8 {
+            // SAFETY: the canonical ABI's contract for cabi_realloc.
+            unsafe { $crate::guest::realloc(old_ptr, old_len, align, new_len) }
+        }
+
+        #[panic_handler]
+        fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
+            core::arch::wasm32::unreachable()
+        }
     };
 }

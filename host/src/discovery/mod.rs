@@ -132,8 +132,16 @@ fn describe_device(
     subsystem: Subsystem,
     nodes: Vec<Node>,
 ) -> Device {
-    let uevent = sysfs::uevent(&dir.join("uevent"));
-    let pci = Pci::from_uevent(&uevent);
+    // Kernels before 5.19 put virtio-gpu's nodes under the virtio child
+    // rather than the PCI function; the function is what has an address.
+    let pci_of = |d: &Path| Pci::from_uevent(&sysfs::uevent(&d.join("uevent")));
+    let (place, pci) = match pci_of(dir) {
+        Some(pci) => (dir, Some(pci)),
+        None => match dir.parent().filter(|_| sysfs::is_virtio_child(dir)) {
+            Some(parent) => (parent, pci_of(parent)),
+            None => (dir, None),
+        },
+    };
     let name = match &pci {
         Some(pci) => pci.address.clone(),
         None => sysfs::stable_name(sysfs_root, dir),
@@ -143,7 +151,7 @@ fn describe_device(
         subsystem,
         driver: sysfs::drm_driver(dir),
         pci,
-        numa_node: sysfs::read_trimmed(&dir.join("numa_node"))
+        numa_node: sysfs::read_trimmed(&place.join("numa_node"))
             .ok()
             .and_then(|n| n.parse().ok()),
         nodes,

@@ -63,6 +63,14 @@ pub fn drm_driver(device_dir: &Path) -> String {
         .unwrap_or_default()
 }
 
+/// Whether a device directory is a virtio device (`virtio0`, ...).
+pub fn is_virtio_child(dir: &Path) -> bool {
+    dir.file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_prefix("virtio"))
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// A non-PCI device's path below `<sysfs>/devices`, e.g. `platform/vgem`:
 /// fixed by the hardware description, unlike card numbers.
 pub fn stable_name(sysfs_root: &Path, device_dir: &Path) -> String {
@@ -75,4 +83,33 @@ pub fn stable_name(sysfs_root: &Path, device_dir: &Path) -> String {
         .unwrap_or(device_dir)
         .to_string_lossy()
         .into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uevent_values_keep_their_equals_signs() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("uevent");
+        fs::write(
+            &path,
+            "DRIVER=panthor\nOF_COMPATIBLE_0=vendor,gpu=v2\nNOVALUE\n",
+        )
+        .unwrap();
+        let uevent = uevent(&path);
+        assert_eq!(uevent["OF_COMPATIBLE_0"], "vendor,gpu=v2");
+        assert_eq!(uevent["DRIVER"], "panthor");
+        assert_eq!(uevent.len(), 2);
+    }
+
+    #[test]
+    fn virtio_children_are_virtio_and_digits() {
+        assert!(is_virtio_child(Path::new(
+            "/sys/devices/pci0000:00/0000:00:02.0/virtio0"
+        )));
+        assert!(!is_virtio_child(Path::new("/sys/devices/virtio-pci")));
+        assert!(!is_virtio_child(Path::new("/sys/devices/virtio")));
+    }
 }

@@ -53,7 +53,7 @@ pub fn read_file(dir: &Dir, name: String) -> PluginFile {
         file.take(SIZE_LIMIT + 1).read_to_end(&mut bytes)?;
         Ok(())
     });
-    let sha256 = hex(&Sha256::digest(&bytes));
+    let sha256 = sha256_hex(&bytes);
     let bytes = match read {
         Err(e) => Err(PluginError::Io(e.to_string())),
         Ok(()) if bytes.len() as u64 > SIZE_LIMIT => {
@@ -68,7 +68,10 @@ pub fn read_file(dir: &Dir, name: String) -> PluginFile {
     }
 }
 
-/// Lower-case hex of a digest.
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+/// The SHA-256 of `bytes` in lower-case hex, as plugins are identified.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }

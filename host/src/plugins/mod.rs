@@ -17,14 +17,14 @@ use std::{
 
 use kubenpu_sdk::{Description, Fault, PciId, validate};
 
-pub use directory::SIZE_LIMIT;
+pub use directory::{SIZE_LIMIT, sha256_hex};
 pub use sandbox::{FUEL_PER_CALL, MEMORY_LIMIT, Sandbox};
 pub use watch::Watcher;
 
 use crate::discovery::Device;
 
 /// The vendors compiled into this binary, as `(crate directory, component)`.
-static BUILTIN: &[(&str, &[u8])] = include!(concat!(env!("OUT_DIR"), "/builtin_plugins.rs"));
+pub static BUILTIN: &[(&str, &[u8])] = include!(concat!(env!("OUT_DIR"), "/builtin_plugins.rs"));
 
 /// The default plugins directory.
 pub const DEFAULT_DIR: &str = "/usr/lib/kubenpu/plugins";

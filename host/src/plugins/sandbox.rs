@@ -5,7 +5,7 @@
 
 use kubenpu_sdk::{Description, Kind, PciId, TableEntry};
 use wasmtime::{
-    Config, Engine, Store, StoreLimits, StoreLimitsBuilder,
+    Config, Engine, ResourceLimiter, Store, StoreLimits, StoreLimitsBuilder,
     component::{Component, Linker},
 };
 
@@ -30,13 +30,13 @@ const STACK_LIMIT: usize = 512 << 10;
 #[derive(Clone)]
 pub struct Sandbox {
     engine: Engine,
-    linker: Linker<StoreLimits>,
+    linker: Linker<Limits>,
 }
 
 /// A plugin compiled and checked against the world, ready to instantiate.
 #[derive(Clone)]
 pub struct Compiled {
-    pre: VendorPre<StoreLimits>,
+    pre: VendorPre<Limits>,
 }
 
 impl Sandbox {
@@ -73,13 +73,54 @@ impl Sandbox {
     }
 }
 
+/// wasmtime's store limits, remembering whether a memory growth was
+/// refused so the failure can be reported as such.
+struct Limits {
+    limits: StoreLimits,
+    memory_refused: bool,
+}
+
+impl ResourceLimiter for Limits {
+    fn memory_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        let allowed = self.limits.memory_growing(current, desired, maximum);
+        self.memory_refused |= !matches!(allowed, Ok(true));
+        allowed
+    }
+
+    fn table_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        self.limits.table_growing(current, desired, maximum)
+    }
+
+    fn instances(&self) -> usize {
+        self.limits.instances()
+    }
+
+    fn tables(&self) -> usize {
+        self.limits.tables()
+    }
+
+    fn memories(&self) -> usize {
+        self.limits.memories()
+    }
+}
+
 impl Compiled {
     /// Runs one export in a fresh, limited instance. A trapped instance is
     /// never reused: each call gets its own store.
     fn call<R>(
         &self,
         export: &'static str,
-        f: impl FnOnce(&Vendor, &mut Store<StoreLimits>) -> wasmtime::Result<R>,
+        f: impl FnOnce(&Vendor, &mut Store<Limits>) -> wasmtime::Result<R>,
     ) -> Result<R, PluginError> {
         let limits = StoreLimitsBuilder::new()
             .memory_size(MEMORY_LIMIT)
@@ -88,15 +129,22 @@ impl Compiled {
             .memories(2)
             .trap_on_grow_failure(true)
             .build();
-        let mut store = Store::new(self.pre.engine(), limits);
+        let mut store = Store::new(
+            self.pre.engine(),
+            Limits {
+                limits,
+                memory_refused: false,
+            },
+        );
         store.limiter(|limits| limits);
-        let failed = |e: wasmtime::Error| PluginError::Call {
+        let result = store
+            .set_fuel(FUEL_PER_CALL)
+            .and_then(|()| self.pre.instantiate(&mut store))
+            .and_then(|vendor| f(&vendor, &mut store));
+        result.map_err(|e| PluginError::Call {
             export,
-            reason: call_failure(&e),
-        };
-        store.set_fuel(FUEL_PER_CALL).map_err(failed)?;
-        let vendor = self.pre.instantiate(&mut store).map_err(failed)?;
-        f(&vendor, &mut store).map_err(failed)
+            reason: call_failure(&e, store.data().memory_refused),
+        })
     }
 
     /// The plugin's description, unvalidated.
@@ -152,16 +200,16 @@ fn wit_pci_id(id: PciId) -> types::PciId {
 }
 
 /// Why a call failed, in words an operator can act on.
-fn call_failure(e: &wasmtime::Error) -> String {
+fn call_failure(e: &wasmtime::Error, memory_refused: bool) -> String {
+    if memory_refused {
+        return format!(
+            "tried to grow its memory past the {} MiB limit",
+            MEMORY_LIMIT >> 20
+        );
+    }
     match e.downcast_ref::<wasmtime::Trap>() {
         Some(wasmtime::Trap::OutOfFuel) => {
             format!("used up its CPU budget of {FUEL_PER_CALL} fuel units (an endless loop?)")
-        }
-        Some(wasmtime::Trap::AllocationTooLarge) => {
-            format!(
-                "tried to grow its memory past the {} MiB limit",
-                MEMORY_LIMIT >> 20
-            )
         }
         Some(trap) => format!("trapped: {trap}"),
         None => one_line(e),

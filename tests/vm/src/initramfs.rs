@@ -10,7 +10,7 @@ use std::{
 
 use anyhow::{Context as _, Result};
 
-use crate::{cpio::Archive, modules};
+use crate::{command::run, cpio::Archive, modules};
 
 /// Template of the guest's `/init`.
 const INIT: &str = include_str!("init.sh");
@@ -80,16 +80,28 @@ fn which(program: &str) -> Result<PathBuf> {
         .with_context(|| format!("{program} is not on PATH: run scripts/setup"))
 }
 
-/// Adds an executable and, at their host paths, the shared libraries and
-/// loader it links.
+/// Adds an executable, stripped of symbols and debug information (a debug
+/// build of the agent is ten times its stripped size, and guest memory is
+/// small), and, at their host paths, the shared libraries and loader it
+/// links.
 fn add_executable(archive: &mut Archive, host: &Path, guest: &str) -> Result<()> {
-    let bytes = fs::read(host).with_context(|| format!("reading {}", host.display()))?;
-    archive.file(guest, 0o755, &bytes);
+    archive.file(guest, 0o755, &stripped(host)?);
     for library in shared_libraries(host)? {
         let bytes = fs::read(&library).with_context(|| format!("reading {}", library.display()))?;
         archive.file(&library.to_string_lossy(), 0o755, &bytes);
     }
     Ok(())
+}
+
+/// An ELF file's bytes without symbols; other files (scripts) as they are.
+fn stripped(path: &Path) -> Result<Vec<u8>> {
+    let bytes = fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    if !bytes.starts_with(b"\x7fELF") {
+        return Ok(bytes);
+    }
+    let out = tempfile::NamedTempFile::new()?;
+    run(Command::new("strip").arg("-o").arg(out.path()).arg(path))?;
+    Ok(fs::read(out.path())?)
 }
 
 /// The shared libraries `ldd` resolves for `binary`; none for a static one.

@@ -1,0 +1,370 @@
+//! Discovery and vendor matching against sysfs trees shaped like real
+//! machines', compared row by row with what `kubenpuctl devices --json`
+//! must print.
+
+mod support;
+
+use std::{process::Command, sync::OnceLock};
+
+use kubenpu::{
+    device_table::DeviceTable,
+    discovery::discover,
+    plugins::{PluginHost, Vendors},
+    report,
+};
+use serde_json::{Value, json};
+use support::sysfs::Sysfs;
+
+/// The built-in vendors, loaded once for all tests.
+fn builtins() -> Vendors {
+    static VENDORS: OnceLock<Vendors> = OnceLock::new();
+    VENDORS
+        .get_or_init(|| {
+            let empty = tempfile::tempdir().unwrap();
+            PluginHost::new(empty.path()).unwrap().scan().unwrap()
+        })
+        .clone()
+}
+
+fn rows(sysfs: &Sysfs) -> Value {
+    let found = discover(&sysfs.roots());
+    assert_eq!(found.skipped, Vec::<String>::new());
+    let table = DeviceTable::build(found.devices, builtins());
+    assert_eq!(table.problems, Vec::<String>::new());
+    serde_json::from_str(&report::devices_json(&table)).unwrap()
+}
+
+fn row(
+    driver: &str,
+    pci_id: Option<&str>,
+    address: &str,
+    nodes: &[&str],
+    vendor: Option<&str>,
+    numa: Option<u32>,
+    subsystem: &str,
+) -> Value {
+    json!({
+        "driver": driver, "pci_id": pci_id, "address": address, "nodes": nodes,
+        "vendor": vendor, "numa_node": numa, "subsystem": subsystem,
+    })
+}
+
+/// Drops the optional product name so rows compare on the contract's keys.
+fn without_products(mut rows: Value) -> Value {
+    for row in rows.as_array_mut().unwrap() {
+        row.as_object_mut().unwrap().remove("product");
+    }
+    rows
+}
+
+#[test]
+fn intel_laptop_with_connectors_and_an_npu() {
+    let sysfs = Sysfs::new();
+    let igpu = sysfs.pci("pci0000:00/0000:00:02.0", "8086:5917", Some("i915"), -1);
+    sysfs.node(&igpu, "drm", "card0", 226, 0);
+    sysfs.node(&igpu, "drm", "renderD128", 226, 128);
+    sysfs.connector(&igpu, "card0", "eDP-1");
+    sysfs.connector(&igpu, "card0", "HDMI-A-1");
+    let npu = sysfs.pci(
+        "pci0000:00/0000:00:0b.0",
+        "8086:7D1D",
+        Some("intel_vpu"),
+        -1,
+    );
+    sysfs.node(&npu, "accel", "accel0", 261, 0);
+
+    let rows = rows(&sysfs);
+    assert_eq!(rows[0]["product"], "UHD Graphics 620");
+    assert_eq!(
+        without_products(rows),
+        json!([
+            row(
+                "i915",
+                Some("8086:5917"),
+                "0000:00:02.0",
+                &["226:0", "226:128"],
+                Some("i915"),
+                None,
+                "drm"
+            ),
+            row(
+                "intel_vpu",
+                Some("8086:7d1d"),
+                "0000:00:0b.0",
+                &["261:0"],
+                Some("ivpu"),
+                None,
+                "accel"
+            ),
+        ])
+    );
+}
+
+#[test]
+fn gpus_behind_bridges_on_two_numa_nodes_one_unclaimed() {
+    let sysfs = Sysfs::new();
+    let amd = sysfs.pci(
+        "pci0000:00/0000:00:01.1/0000:01:00.0/0000:02:00.0/0000:03:00.0",
+        "1002:744C",
+        Some("amdgpu"),
+        1,
+    );
+    sysfs.node(&amd, "drm", "card1", 226, 1);
+    sysfs.node(&amd, "drm", "renderD129", 226, 129);
+    sysfs.connector(&amd, "card1", "DP-1");
+    let nvidia = sysfs.pci(
+        "pci0000:40/0000:40:01.1/0000:41:00.0",
+        "10DE:2684",
+        Some("nouveau"),
+        0,
+    );
+    sysfs.node(&nvidia, "drm", "card0", 226, 0);
+    sysfs.node(&nvidia, "drm", "renderD128", 226, 128);
+
+    assert_eq!(
+        without_products(rows(&sysfs)),
+        json!([
+            row(
+                "amdgpu",
+                Some("1002:744c"),
+                "0000:03:00.0",
+                &["226:1", "226:129"],
+                Some("amdgpu"),
+                Some(1),
+                "drm"
+            ),
+            row(
+                "nouveau",
+                Some("10de:2684"),
+                "0000:41:00.0",
+                &["226:0", "226:128"],
+                None,
+                Some(0),
+                "drm"
+            ),
+        ])
+    );
+}
+
+#[test]
+fn accel_npus_without_their_control_nodes() {
+    let sysfs = Sysfs::new();
+    let qaic = sysfs.pci(
+        "pci0000:00/0000:00:03.0/0000:05:00.0",
+        "17CB:A100",
+        Some("qaic"),
+        0,
+    );
+    sysfs.node(&qaic, "accel", "accel0", 261, 0);
+    let gaudi = sysfs.pci(
+        "pci0000:80/0000:80:02.0/0000:81:00.0",
+        "1DA3:1020",
+        Some("habanalabs"),
+        1,
+    );
+    sysfs.node(&gaudi, "accel", "accel1", 261, 1);
+    sysfs.accel_control_node("accel_controlD1", 509, 1);
+
+    assert_eq!(
+        without_products(rows(&sysfs)),
+        json!([
+            row(
+                "qaic",
+                Some("17cb:a100"),
+                "0000:05:00.0",
+                &["261:0"],
+                Some("qaic"),
+                Some(0),
+                "accel"
+            ),
+            row(
+                "habanalabs",
+                Some("1da3:1020"),
+                "0000:81:00.0",
+                &["261:1"],
+                Some("habanalabs"),
+                Some(1),
+                "accel"
+            ),
+        ])
+    );
+}
+
+#[test]
+fn virtual_machine_with_virtio_gpu_and_platform_vgem() {
+    let sysfs = Sysfs::new();
+    let virtio = sysfs.pci(
+        "pci0000:00/0000:00:02.0",
+        "1AF4:1050",
+        Some("virtio-pci"),
+        -1,
+    );
+    sysfs.virtio_child(&virtio, "virtio0", "virtio_gpu");
+    sysfs.node(&virtio, "drm", "card0", 226, 0);
+    sysfs.node(&virtio, "drm", "renderD128", 226, 128);
+    sysfs.connector(&virtio, "card0", "Virtual-1");
+    let vgem = sysfs.other("platform/vgem", None, "MODALIAS=platform:vgem\n");
+    sysfs.node(&vgem, "drm", "card1", 226, 1);
+    sysfs.node(&vgem, "drm", "renderD129", 226, 129);
+
+    assert_eq!(
+        without_products(rows(&sysfs)),
+        json!([
+            row(
+                "virtio_gpu",
+                Some("1af4:1050"),
+                "0000:00:02.0",
+                &["226:0", "226:128"],
+                Some("virtio_gpu"),
+                None,
+                "drm"
+            ),
+            row(
+                "vgem",
+                None,
+                "platform/vgem",
+                &["226:1", "226:129"],
+                Some("vgem"),
+                None,
+                "drm"
+            ),
+        ])
+    );
+}
+
+#[test]
+fn newer_kernels_faux_vgem_and_older_kernels_virtio_child_cards() {
+    let sysfs = Sysfs::new();
+    // Before 5.19, virtio-gpu's nodes hung below the virtio child.
+    let virtio = sysfs.pci(
+        "pci0000:00/0000:00:04.0",
+        "1AF4:1050",
+        Some("virtio-pci"),
+        0,
+    );
+    let child = sysfs.virtio_child(&virtio, "virtio1", "virtio_gpu");
+    sysfs.node(&child, "drm", "card0", 226, 0);
+    // Since the faux bus, vgem is bound to faux_driver.
+    let vgem = sysfs.other("faux/vgem", Some(("faux", "faux_driver")), "");
+    sysfs.node(&vgem, "drm", "card1", 226, 1);
+
+    assert_eq!(
+        without_products(rows(&sysfs)),
+        json!([
+            row(
+                "virtio_gpu",
+                Some("1af4:1050"),
+                "0000:00:04.0",
+                &["226:0"],
+                Some("virtio_gpu"),
+                Some(0),
+                "drm"
+            ),
+            row(
+                "vgem",
+                None,
+                "faux/vgem",
+                &["226:1"],
+                Some("vgem"),
+                None,
+                "drm"
+            ),
+        ])
+    );
+}
+
+#[test]
+fn device_tree_gpu_and_display_have_stable_names_and_no_vendor() {
+    let sysfs = Sysfs::new();
+    let gpu = sysfs.other(
+        "platform/fb000000.gpu",
+        Some(("platform", "panthor")),
+        "OF_NAME=gpu\nOF_FULLNAME=/gpu@fb000000\nOF_COMPATIBLE_0=rockchip,rk3588-mali\n\
+         OF_COMPATIBLE_1=arm,mali-valhall-csf\nOF_COMPATIBLE_N=2\nMODALIAS=of:NgpuT(null)Crockchip,rk3588-maliCarm,mali-valhall-csf\n",
+    );
+    sysfs.node(&gpu, "drm", "card1", 226, 1);
+    sysfs.node(&gpu, "drm", "renderD128", 226, 128);
+    let display = sysfs.other(
+        "platform/display-subsystem",
+        Some(("platform", "rockchip-drm")),
+        "OF_NAME=display-subsystem\n",
+    );
+    sysfs.node(&display, "drm", "card0", 226, 0);
+    sysfs.connector(&display, "card0", "HDMI-A-1");
+
+    assert_eq!(
+        without_products(rows(&sysfs)),
+        json!([
+            row(
+                "rockchip-drm",
+                None,
+                "platform/display-subsystem",
+                &["226:0"],
+                None,
+                None,
+                "drm"
+            ),
+            row(
+                "panthor",
+                None,
+                "platform/fb000000.gpu",
+                &["226:1", "226:128"],
+                None,
+                None,
+                "drm"
+            ),
+        ])
+    );
+}
+
+#[test]
+fn kubenpuctl_prints_the_table_and_json_for_a_fixture_tree() {
+    let sysfs = Sysfs::new();
+    let igpu = sysfs.pci("pci0000:00/0000:00:02.0", "8086:5917", Some("i915"), -1);
+    sysfs.node(&igpu, "drm", "card0", 226, 0);
+    sysfs.node(&igpu, "drm", "renderD128", 226, 128);
+    let vgem = sysfs.other("platform/vgem", None, "");
+    sysfs.node(&vgem, "drm", "card1", 226, 1);
+    let no_plugins = tempfile::tempdir().unwrap();
+
+    let run = |json: bool| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_kubenpuctl"));
+        cmd.arg("devices")
+            .arg("--sysfs-root")
+            .arg(sysfs.path().join("sys"));
+        cmd.arg("--dev-root")
+            .arg(sysfs.path().join("dev"))
+            .arg("--plugins-dir")
+            .arg(no_plugins.path());
+        if json {
+            cmd.arg("--json");
+        }
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(
+        run(false),
+        "DRIVER  PCI-ID     ADDRESS        NODES          VENDOR\n\
+         i915    8086:5917  0000:00:02.0   226:0,226:128  i915\n\
+         vgem    -          platform/vgem  226:1          vgem\n"
+    );
+    let json: Value = serde_json::from_str(&run(true)).unwrap();
+    assert_eq!(json[1]["address"], "platform/vgem");
+    assert_eq!(json[1]["pci_id"], Value::Null);
+    assert_eq!(json[0]["nodes"], json!(["226:0", "226:128"]));
+}
+
+#[test]
+fn a_missing_sysfs_class_means_no_devices_not_an_error() {
+    let empty = tempfile::tempdir().unwrap();
+    let found = discover(&kubenpu::discovery::Roots {
+        sysfs: empty.path().into(),
+        dev: empty.path().into(),
+    });
+    assert!(found.devices.is_empty() && found.skipped.is_empty());
+}

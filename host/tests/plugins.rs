@@ -1,0 +1,252 @@
+//! The plugin host against real components: the built-in vendors, and
+//! broken or hostile plugin files that must each be rejected with one clear
+//! line while every other plugin keeps working.
+
+mod support;
+
+use std::{fs, path::Path, process::Command, time::Instant};
+
+use kubenpu::plugins::{BUILTIN, PluginHost, SIZE_LIMIT, Source};
+use serde_json::Value;
+use support::test_plugin;
+
+const BUILTIN_NAMES: [&str; 8] = [
+    "amdgpu",
+    "habanalabs",
+    "i915",
+    "ivpu",
+    "qaic",
+    "vgem",
+    "virtio_gpu",
+    "xe",
+];
+
+fn builtin(name: &str) -> &'static [u8] {
+    BUILTIN.iter().find(|(n, _)| *n == name).unwrap().1
+}
+
+fn kubenpuctl(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_kubenpuctl"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn kubenpuctl_plugins_json_lists_the_eight_vendors_with_their_tables() {
+    let empty = tempfile::tempdir().unwrap();
+    let out = kubenpuctl(&[
+        "plugins",
+        "--json",
+        "--plugins-dir",
+        empty.path().to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let plugins: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = plugins
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, BUILTIN_NAMES);
+    for plugin in plugins.as_array().unwrap() {
+        assert_eq!(plugin["source"], "built-in");
+        assert!(
+            !plugin["drivers"].as_array().unwrap().is_empty(),
+            "{plugin}"
+        );
+        for kind in ["submit", "alloc"] {
+            let has = plugin["ioctls"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|i| i["kind"] == kind);
+            assert!(has, "{} has no {kind} ioctl", plugin["name"]);
+        }
+    }
+    let i915 = &plugins[2];
+    assert_eq!(
+        i915["ioctls"][0],
+        serde_json::json!({"nr": 105, "name": "DRM_IOCTL_I915_GEM_EXECBUFFER2", "kind": "submit"})
+    );
+    assert_eq!(plugins[3]["drivers"], serde_json::json!(["intel_vpu"]));
+}
+
+/// Writes each bad plugin into `dir` under a telling name.
+fn write_hostile_plugins(dir: &Path) {
+    let wat = |text: &str| wat::parse_str(text).unwrap();
+    let vgem = builtin("vgem");
+    let files: Vec<(&str, Vec<u8>)> = vec![
+        ("not-wasm.wasm", b"#!/bin/sh\necho hello\n".to_vec()),
+        (
+            "core-module.wasm",
+            wat("(module (func (export \"describe\")))"),
+        ),
+        (
+            "other-world.wasm",
+            wat(r#"(component
+                (core module $m (func (export "hello") (result i32) i32.const 42))
+                (core instance $i (instantiate $m))
+                (func (export "hello") (result u32) (canon lift (core func $i "hello"))))"#),
+        ),
+        ("missing-exports.wasm", wat("(component)")),
+        (
+            "wants-environment.wasm",
+            wat(r#"(component
+                (import "wasi:cli/environment@0.2.0" (instance
+                    (export "get-arguments" (func (result (list string)))))))"#),
+        ),
+        ("spin.wasm", fs::read(test_plugin("spin")).unwrap()),
+        ("bomb.wasm", fs::read(test_plugin("bomb")).unwrap()),
+        (
+            "conflicting-kinds.wasm",
+            fs::read(test_plugin("conflicting-kinds")).unwrap(),
+        ),
+        (
+            "no-drivers.wasm",
+            fs::read(test_plugin("no-drivers")).unwrap(),
+        ),
+        ("thief.wasm", fs::read(test_plugin("thief")).unwrap()),
+        ("huge.wasm", [vgem, &vec![0; SIZE_LIMIT as usize]].concat()),
+        ("truncated.wasm", vgem[..vgem.len() / 2].to_vec()),
+    ];
+    for (name, bytes) in files {
+        fs::write(dir.join(name), bytes).unwrap();
+    }
+}
+
+#[test]
+fn each_broken_plugin_is_rejected_with_one_line_and_the_rest_keep_working() {
+    let dir = tempfile::tempdir().unwrap();
+    write_hostile_plugins(dir.path());
+    fs::copy(test_plugin("acme"), dir.path().join("acme.wasm")).unwrap();
+
+    let mut host = PluginHost::new(dir.path()).unwrap();
+    let started = Instant::now();
+    let vendors = host.scan().unwrap();
+    eprintln!(
+        "scanning {} files took {:?}",
+        fs::read_dir(dir.path()).unwrap().count(),
+        started.elapsed()
+    );
+
+    let names: Vec<&str> = vendors.plugins.iter().map(|p| p.name()).collect();
+    let mut expected = BUILTIN_NAMES.to_vec();
+    expected.push("acme");
+    assert_eq!(names, expected);
+
+    let reason = |file: &str| {
+        let rejection = vendors
+            .rejected
+            .iter()
+            .find(|r| r.source.ends_with(file))
+            .unwrap_or_else(|| panic!("{file} was not rejected: {:?}", vendors.rejected));
+        let line = rejection.to_string();
+        assert!(!line.contains('\n'), "not one line: {line:?}");
+        assert!(
+            line.starts_with(&format!("plugin {}", dir.path().join(file).display())),
+            "{line}"
+        );
+        line
+    };
+    let expectations = [
+        ("not-wasm.wasm", "not a WebAssembly file"),
+        (
+            "core-module.wasm",
+            "a core WebAssembly module, not a component",
+        ),
+        (
+            "other-world.wasm",
+            "does not implement the kubenpu:vendor world",
+        ),
+        (
+            "missing-exports.wasm",
+            "does not implement the kubenpu:vendor world",
+        ),
+        ("wants-environment.wasm", "wasi:cli/environment@0.2.0"),
+        ("spin.wasm", "describe failed: used up its CPU budget"),
+        ("bomb.wasm", "describe failed"),
+        (
+            "conflicting-kinds.wasm",
+            "nr 0x41 is both submit (DRM_IOCTL_CONFLICTING_RUN) and wait (DRM_IOCTL_CONFLICTING_WAIT)",
+        ),
+        ("no-drivers.wasm", "the driver list is empty"),
+        (
+            "thief.wasm",
+            "claims driver \"i915\", which vendor i915 already claims",
+        ),
+        (
+            "huge.wasm",
+            &format!("larger than the {SIZE_LIMIT}-byte limit"),
+        ),
+        ("truncated.wasm", "not a valid component"),
+    ];
+    for (file, expected) in expectations {
+        let line = reason(file);
+        assert!(
+            line.contains(expected),
+            "{file}: {line:?} lacks {expected:?}"
+        );
+        eprintln!("{line}");
+    }
+    assert!(reason("wants-environment.wasm").contains("imports what the sandbox does not provide"));
+    assert!(reason("bomb.wasm").ends_with("tried to grow its memory past the 16 MiB limit"));
+    assert_eq!(vendors.rejected.len(), expectations.len());
+}
+
+#[test]
+fn a_file_replaces_the_built_in_of_its_name_and_a_second_copy_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("10-vgem.wasm"), builtin("vgem")).unwrap();
+    fs::write(dir.path().join("20-vgem-again.wasm"), builtin("vgem")).unwrap();
+    let vendors = PluginHost::new(dir.path()).unwrap().scan().unwrap();
+    let vgem = vendors.plugins.iter().find(|p| p.name() == "vgem").unwrap();
+    assert_eq!(
+        vgem.source,
+        Source::File {
+            path: dir.path().join("10-vgem.wasm"),
+            sha256: kubenpu::plugins::sha256_hex(builtin("vgem")),
+        }
+    );
+    assert_eq!(vendors.plugins.len(), BUILTIN_NAMES.len());
+    assert_eq!(vendors.rejected.len(), 1);
+    assert!(
+        vendors.rejected[0]
+            .to_string()
+            .contains("vendor vgem is already provided by")
+    );
+}
+
+#[test]
+fn kubenpuctl_plugins_check_prints_the_table_or_the_reason() {
+    let good = kubenpuctl(&["plugins", "check", test_plugin("acme").to_str().unwrap()]);
+    assert!(good.status.success());
+    let table = String::from_utf8(good.stdout).unwrap();
+    assert!(table.starts_with("acme 1.0.0 ("), "{table}");
+    assert!(
+        table.contains("0x40  submit  DRM_IOCTL_ACME_SUBMIT"),
+        "{table}"
+    );
+
+    let bad = kubenpuctl(&[
+        "plugins",
+        "check",
+        test_plugin("no-drivers").to_str().unwrap(),
+    ]);
+    assert_eq!(bad.status.code(), Some(1));
+    let stderr = String::from_utf8(bad.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("rejected: invalid table: the driver list is empty"),
+        "{stderr}"
+    );
+
+    let missing = kubenpuctl(&["plugins", "check", "/nonexistent/plugin.wasm"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot read it"));
+}

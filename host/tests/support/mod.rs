@@ -1,0 +1,59 @@
+//! Shared by the host's integration tests: sysfs fixture trees modelled on
+//! real machines, and the test plugins built as real components.
+#![allow(dead_code, reason = "each test binary uses part of the support")]
+
+pub mod sysfs;
+
+use std::{
+    path::{Path, PathBuf},
+    process::Command,
+    sync::OnceLock,
+};
+
+/// The crates under `tests/plugins`, by directory name.
+pub const TEST_PLUGINS: [&str; 6] = [
+    "acme",
+    "bomb",
+    "conflicting-kinds",
+    "no-drivers",
+    "spin",
+    "thief",
+];
+
+/// The path of a test plugin's component, built (once per test run) for
+/// wasm32-wasip2 the way the built-in vendors are.
+pub fn test_plugin(name: &str) -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    let dir = BUILT.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .unwrap()
+            .to_owned();
+        let target = root.join("target/test-plugins");
+        let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+        cargo
+            .current_dir(&root)
+            .args([
+                "build",
+                "--quiet",
+                "--profile",
+                "plugin",
+                "--target",
+                "wasm32-wasip2",
+            ])
+            .arg("--target-dir")
+            .arg(&target);
+        for plugin in TEST_PLUGINS {
+            cargo.args(["--package", &format!("kubenpu-test-plugin-{plugin}")]);
+        }
+        let status = cargo.status().expect("cargo runs");
+        assert!(status.success(), "building the test plugins failed");
+        target.join("wasm32-wasip2/plugin")
+    });
+    let path = dir.join(format!(
+        "kubenpu_test_plugin_{}.wasm",
+        name.replace('-', "_")
+    ));
+    assert!(path.is_file(), "{} was not built", path.display());
+    path
+}

@@ -1,0 +1,33 @@
+//! A plugin whose `describe` allocates until memory runs out: the agent's
+//! memory limit must stop it.
+#![cfg_attr(target_family = "wasm", no_std)]
+
+#[cfg(target_family = "wasm")]
+mod component {
+    extern crate alloc;
+
+    use alloc::vec::Vec;
+
+    use kubenpu_sdk::guest::{Description, Device, Guest, OwnedString, PciId};
+
+    struct Bomb;
+
+    impl Guest for Bomb {
+        fn describe() -> Description {
+            let mut hoard: Vec<Vec<u8>> = Vec::new();
+            loop {
+                hoard.push(alloc::vec![0xa5; 1 << 20]);
+            }
+        }
+
+        fn matches(_: Device) -> bool {
+            true
+        }
+
+        fn product_name(_: PciId) -> Option<OwnedString> {
+            None
+        }
+    }
+
+    kubenpu_sdk::export_component!(Bomb);
+}

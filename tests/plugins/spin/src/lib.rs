@@ -1,0 +1,27 @@
+//! A plugin whose `describe` loops forever: the agent's fuel budget must
+//! stop it.
+#![cfg_attr(target_family = "wasm", no_std)]
+
+#[cfg(target_family = "wasm")]
+mod component {
+    use kubenpu_sdk::guest::{Description, Device, Guest, OwnedString, PciId};
+
+    struct Spin;
+
+    impl Guest for Spin {
+        fn describe() -> Description {
+            #[allow(clippy::empty_loop, reason = "the endless loop is the test")]
+            loop {}
+        }
+
+        fn matches(_: Device) -> bool {
+            true
+        }
+
+        fn product_name(_: PciId) -> Option<OwnedString> {
+            None
+        }
+    }
+
+    kubenpu_sdk::export_component!(Spin);
+}
