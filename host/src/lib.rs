@@ -5,8 +5,11 @@
 //! kernel program's maps are filled from; the embedded [`program`] counts
 //! the ioctls that table selects.
 
+pub mod agent;
+pub mod config;
 pub mod device_table;
 pub mod discovery;
 pub mod plugins;
+pub mod probe;
 pub mod program;
 pub mod report;

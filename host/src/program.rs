@@ -8,16 +8,18 @@ pub static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), 
 #[cfg(test)]
 mod tests {
     use super::OBJECT;
-    use kubenpu_ebpf::PROGRAM_NAME;
+    use kubenpu_ebpf::program;
 
     #[test]
-    fn embedded_object_carries_the_drm_ioctl_program_under_gpl() {
+    fn embedded_object_carries_both_hooks_programs_under_gpl() {
         let object = aya_obj::Object::parse(OBJECT).expect("the embedded object parses as BPF ELF");
-        assert!(
-            object.programs.contains_key(PROGRAM_NAME),
-            "no program named {PROGRAM_NAME}; found {:?}",
-            object.programs.keys().collect::<Vec<_>>()
-        );
+        for name in [program::FENTRY, program::KPROBE] {
+            assert!(
+                object.programs.contains_key(name),
+                "no program named {name}; found {:?}",
+                object.programs.keys().collect::<Vec<_>>()
+            );
+        }
         assert_eq!(object.license.to_str(), Ok("GPL"));
     }
 }

@@ -9,6 +9,7 @@ use crate::{
     device_table::DeviceTable,
     discovery::{DevNum, Subsystem},
     plugins::{Plugin, Source},
+    probe::Counter,
 };
 
 /// One device as JSON.
@@ -127,6 +128,50 @@ pub fn plugins_table(plugins: &[Arc<Plugin>]) -> String {
             ]
         });
         out.push_str(&aligned(&["  NR", "KIND", "IOCTL"], rows));
+    }
+    out
+}
+
+/// One counter as JSON.
+#[derive(Serialize)]
+struct CounterRow {
+    cgroup_id: u64,
+    device: DevNum,
+    nr: u32,
+    calls: u64,
+}
+
+fn counter_rows(counters: &[Counter]) -> Vec<CounterRow> {
+    counters
+        .iter()
+        .map(|c| CounterRow {
+            cgroup_id: c.key.cgroup_id,
+            device: DevNum::from_kernel_dev_t(c.key.dev),
+            nr: c.key.nr,
+            calls: c.calls,
+        })
+        .collect()
+}
+
+/// `kubenpuctl counts --json`: `{"counters": [...], "losses": {reason: n}}`.
+pub fn counts_json(counters: &[Counter], losses: &[(&str, u64)]) -> String {
+    let losses: std::collections::BTreeMap<&str, u64> = losses.iter().copied().collect();
+    json(&serde_json::json!({ "counters": counter_rows(counters), "losses": losses }))
+}
+
+/// `kubenpuctl counts`: one line per counter, then the losses.
+pub fn counts_table(counters: &[Counter], losses: &[(&str, u64)]) -> String {
+    let rows = counter_rows(counters).into_iter().map(|r| {
+        vec![
+            r.cgroup_id.to_string(),
+            r.device.to_string(),
+            format!("{:#04x}", r.nr),
+            r.calls.to_string(),
+        ]
+    });
+    let mut out = aligned(&["CGROUP", "DEVICE", "NR", "CALLS"], rows);
+    for (reason, lost) in losses {
+        let _ = writeln!(out, "lost ({reason}): {lost}");
     }
     out
 }

@@ -41,6 +41,16 @@ enum Command {
         #[command(flatten)]
         plugins: PluginsDir,
     },
+    /// Raw per-cgroup counters of the agent's program, read from its pinned
+    /// maps (needs root; works while the agent is stopped, too).
+    Counts {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// The agent's --pin-path.
+        #[arg(long, default_value = "/sys/fs/bpf/kubenpu")]
+        pin_path: PathBuf,
+    },
     /// List the vendor plugins in force, or check one plugin file.
     Plugins {
         /// Print JSON instead of a table.
@@ -100,6 +110,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     report::devices_table(&table)
                 }
             );
+        }
+        Command::Counts { json, pin_path } => {
+            let (counters, losses) = kubenpu::probe::read_pinned(&pin_path)?;
+            let text = if json {
+                report::counts_json(&counters, &losses)
+            } else {
+                report::counts_table(&counters, &losses)
+            };
+            print!("{text}");
         }
         Command::Plugins {
             json,

@@ -40,6 +40,14 @@ impl DevNum {
     pub fn kernel_dev_t(self) -> u32 {
         self.major << 20 | self.minor
     }
+
+    /// The inverse of [`DevNum::kernel_dev_t`].
+    pub fn from_kernel_dev_t(dev: u32) -> Self {
+        Self {
+            major: dev >> 20,
+            minor: dev & 0xf_ffff,
+        }
+    }
 }
 
 impl fmt::Display for DevNum {

@@ -11,13 +11,14 @@ use std::{
 };
 
 /// The crates under `tests/plugins`, by directory name.
-pub const TEST_PLUGINS: [&str; 6] = [
+pub const TEST_PLUGINS: [&str; 7] = [
     "acme",
     "bomb",
     "conflicting-kinds",
     "no-drivers",
     "spin",
     "thief",
+    "vgem-alt",
 ];
 
 /// The path of a test plugin's component, built (once per test run) for

@@ -25,6 +25,7 @@ pub struct Vm {
     modules: Vec<String>,
     binaries: Vec<(PathBuf, String)>,
     files: Vec<(String, u32, Vec<u8>)>,
+    devices: Vec<String>,
     shared: Option<PathBuf>,
     timeout: Duration,
     cpus: u32,
@@ -52,6 +53,7 @@ impl Vm {
             modules: Vec::new(),
             binaries: Vec::new(),
             files: Vec::new(),
+            devices: Vec::new(),
             shared: None,
             timeout: Duration::from_secs(180),
             cpus: 2,
@@ -63,6 +65,13 @@ impl Vm {
     /// Loads another module (and what it depends on) before the command.
     pub fn module(mut self, name: &str) -> Self {
         self.modules.push(name.to_owned());
+        self
+    }
+
+    /// Adds a qemu device (`-device SPEC`), e.g. `bochs-display` for a DRM
+    /// device no KubeNPU vendor claims; load its driver with [`Vm::module`].
+    pub fn device(mut self, spec: &str) -> Self {
+        self.devices.push(spec.to_owned());
         self
     }
 
@@ -190,6 +199,7 @@ impl Vm {
             .arg(initrd)
             .args(["-append", "console=ttyS0 panic=-1 quiet loglevel=3"])
             .args(["-device", "virtio-gpu-pci"])
+            .args(self.devices.iter().flat_map(|d| ["-device", d.as_str()]))
             .arg("-fsdev")
             .arg(format!(
                 "local,id=shared,path={},security_model=none",

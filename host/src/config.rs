@@ -1,0 +1,89 @@
+//! The agent's command line: every setting with a default that works on a
+//! standard node.
+
+use std::{path::PathBuf, time::Duration};
+
+use clap::Parser;
+
+use crate::{plugins, probe::HookChoice};
+
+/// kubenpu-agent: counts accelerator ioctls per cgroup on this node.
+#[derive(Debug, Clone, Parser)]
+#[command(version, about)]
+pub struct AgentConfig {
+    /// Hook on drm_ioctl: fentry where the kernel allows it, else kprobe.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub hook: HookChoice,
+    /// Print the kernel verifier's full log if a program is rejected.
+    #[arg(long)]
+    pub debug: bool,
+    /// bpffs directory where the maps and link are pinned, so counts
+    /// survive agent restarts.
+    #[arg(long, default_value = "/sys/fs/bpf/kubenpu")]
+    pub pin_path: PathBuf,
+    /// Remove the pinned program and maps (and their counts), then exit.
+    #[arg(long)]
+    pub cleanup: bool,
+    /// Directory of vendor plugins (*.wasm) that add to or replace the built-ins.
+    #[arg(long, default_value = plugins::DEFAULT_DIR)]
+    pub plugins_dir: PathBuf,
+    /// Distinct (cgroup, device, ioctl) counters the kernel map holds;
+    /// calls for keys beyond it are counted as lost (reason map_full).
+    #[arg(long, default_value_t = 16384, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_counters: u32,
+    /// Read sysfs from here instead of /sys.
+    #[arg(long, default_value = "/sys")]
+    pub sysfs_root: PathBuf,
+    /// Read device nodes from here instead of /dev.
+    #[arg(long, default_value = "/dev")]
+    pub dev_root: PathBuf,
+    /// How often to look for hot-plugged devices and a reloaded drm module.
+    #[arg(long, default_value = "2s", value_parser = parse_duration)]
+    pub rescan_interval: Duration,
+    /// How often to drain the kernel's new-key notes.
+    #[arg(long, default_value = "100ms", value_parser = parse_duration)]
+    pub drain_interval: Duration,
+}
+
+/// `250ms`, `2s`, `1m`.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let bad = || format!("{text:?} is not a duration such as 250ms, 2s or 1m");
+    let split = text.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
+    let (number, unit) = text.split_at(split);
+    let number: u64 = number.parse().map_err(|_| bad())?;
+    match unit {
+        "ms" => Ok(Duration::from_millis(number)),
+        "s" => Ok(Duration::from_secs(number)),
+        "m" => Ok(Duration::from_secs(number * 60)),
+        _ => Err(bad()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_with_units_only() {
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_duration("1m"), Ok(Duration::from_secs(60)));
+        assert!(parse_duration("2").is_err());
+        assert!(parse_duration("s").is_err());
+        assert!(parse_duration("2h").is_err());
+    }
+
+    #[test]
+    fn bad_flags_are_one_line_errors() {
+        let error = AgentConfig::try_parse_from(["kubenpu-agent", "--hook", "uprobe"]).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("invalid value 'uprobe' for '--hook"),
+            "{error}"
+        );
+        let error =
+            AgentConfig::try_parse_from(["kubenpu-agent", "--max-counters", "0"]).unwrap_err();
+        assert!(error.to_string().contains("--max-counters"), "{error}");
+    }
+}

@@ -1,0 +1,181 @@
+//! The kernel side, from the agent's seat: load the program built from
+//! `host-ebpf` with the running kernel's struct offsets, attach it to
+//! `drm_ioctl` with the best hook the kernel allows, keep its maps and link
+//! pinned so counts survive restarts, fill its device and ioctl tables, and
+//! read its counters.
+
+mod attach;
+mod btf;
+mod pins;
+mod read;
+mod syscall;
+mod tables;
+
+use std::path::{Path, PathBuf};
+
+use aya::{Ebpf, EbpfLoader};
+use kubenpu_ebpf::{global, map};
+
+pub use attach::{Hook, HookChoice};
+pub use btf::{Btf, BtfError};
+pub use pins::cleanup;
+pub use read::{Counter, Losses, pinned as read_pinned};
+
+use crate::program::OBJECT;
+
+/// Where the kernel's own BTF is.
+const VMLINUX_BTF: &str = "/sys/kernel/btf/vmlinux";
+
+/// What loading needs to know.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The bpffs directory the maps and link are pinned under.
+    pub pin_dir: PathBuf,
+    /// Which hook to use.
+    pub hook: HookChoice,
+    /// Capacity of the counters map (distinct cgroup × device × ioctl).
+    pub max_counters: u32,
+    /// Print the verifier's full log when a program is rejected.
+    pub debug: bool,
+}
+
+/// Why the probe could not be set up, each with what to do about it.
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    /// No usable BTF.
+    #[error("{0}")]
+    Btf(#[from] BtfError),
+    /// A struct member the program needs is missing from BTF.
+    #[error("kernel BTF lacks what the program reads: {0}")]
+    Layout(String),
+    /// The kernel refused for lack of privilege.
+    #[error(
+        "the kernel refused to load BPF programs ({0}): the agent needs CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE (or root)"
+    )]
+    Permission(String),
+    /// The pin directory cannot be made: bpffs is not mounted there.
+    #[error(
+        "cannot create {path}: {error} (is bpffs mounted at /sys/fs/bpf? `mount -t bpf bpf /sys/fs/bpf`)"
+    )]
+    PinDir {
+        /// The pin directory.
+        path: String,
+        /// What failed.
+        error: String,
+    },
+    /// Pinning or unpinning an object failed.
+    #[error("cannot pin {path}: {error}")]
+    Pin {
+        /// The pin directory.
+        path: String,
+        /// What failed.
+        error: String,
+    },
+    /// No hook could be attached.
+    #[error("cannot attach to drm_ioctl: {0}")]
+    Attach(String),
+    /// Anything else the kernel or aya reported.
+    #[error("{0}")]
+    Other(String),
+}
+
+impl ProbeError {
+    fn from_load(e: impl std::fmt::Display) -> Self {
+        let text = e.to_string();
+        if text.contains("Operation not permitted") || text.contains("EPERM") {
+            ProbeError::Permission(text)
+        } else {
+            ProbeError::Other(text)
+        }
+    }
+}
+
+/// The loaded program, its maps and its link.
+pub struct Probe {
+    ebpf: Ebpf,
+    config: Config,
+    hook: Hook,
+    /// How the hook was chosen, for the log.
+    hook_reason: String,
+    /// The `drm` module's BTF id when the hook was attached: a different
+    /// id later means the module was reloaded.
+    drm_identity: Option<u32>,
+}
+
+impl Probe {
+    /// Loads (or adopts) the program and attaches it.
+    pub fn start(config: Config) -> Result<Self, ProbeError> {
+        let vmlinux = Btf::from_file(Path::new(VMLINUX_BTF), None)?;
+        let f_inode = vmlinux
+            .member_offset("file", "f_inode")
+            .map_err(ProbeError::Layout)?;
+        let i_rdev = vmlinux
+            .member_offset("inode", "i_rdev")
+            .map_err(ProbeError::Layout)?;
+        let fresh_maps = pins::prepare(&config)?;
+        let maps_dir = pins::maps_dir(&config.pin_dir);
+        let mut ebpf = EbpfLoader::new()
+            .override_global(global::F_INODE_OFFSET, &f_inode, true)
+            .override_global(global::I_RDEV_OFFSET, &i_rdev, true)
+            .map_max_entries(map::COUNTS, config.max_counters)
+            .default_map_pin_directory(&maps_dir)
+            .load(OBJECT)
+            .map_err(ProbeError::from_load)?;
+        pins::write_layout(&mut ebpf, &config)?;
+        let attached = attach::attach(&mut ebpf, &config, &vmlinux, fresh_maps)?;
+        Ok(Self {
+            ebpf,
+            config,
+            hook: attached.hook,
+            hook_reason: attached.reason,
+            drm_identity: attach::drm_identity(),
+        })
+    }
+
+    /// The hook in use.
+    pub fn hook(&self) -> Hook {
+        self.hook
+    }
+
+    /// Why this hook, in one line.
+    pub fn hook_reason(&self) -> &str {
+        &self.hook_reason
+    }
+
+    /// Re-attaches if the `drm` module was unloaded and loaded again since
+    /// the hook was attached (a kprobe on the old module no longer fires).
+    /// Returns whether it did.
+    pub fn reattach_if_drm_reloaded(&mut self) -> Result<bool, ProbeError> {
+        let now = attach::drm_identity();
+        if now == self.drm_identity || now.is_none() {
+            return Ok(false);
+        }
+        let vmlinux = Btf::from_file(Path::new(VMLINUX_BTF), None)?;
+        let attached = attach::reattach(&mut self.ebpf, &self.config, &vmlinux, self.hook)?;
+        self.hook = attached.hook;
+        self.hook_reason = attached.reason;
+        self.drm_identity = now;
+        Ok(true)
+    }
+
+    /// Makes the kernel's device and ioctl tables equal to `table`'s,
+    /// without touching any counter.
+    pub fn upload(&mut self, table: &crate::device_table::DeviceTable) -> Result<(), ProbeError> {
+        tables::upload(&mut self.ebpf, table)
+    }
+
+    /// Every counter, summed over CPUs.
+    pub fn counts(&self) -> Result<Vec<Counter>, ProbeError> {
+        read::counts(&self.ebpf)
+    }
+
+    /// Calls not counted, per loss reason, summed over CPUs.
+    pub fn losses(&self) -> Result<Losses, ProbeError> {
+        read::losses(&self.ebpf)
+    }
+
+    /// New keys the program noted since the last drain.
+    pub fn drain_notes(&mut self) -> Result<Vec<kubenpu_ebpf::CountKey>, ProbeError> {
+        read::drain_notes(&mut self.ebpf)
+    }
+}

@@ -1,0 +1,100 @@
+//! The bpffs layout that lets counts outlive the agent:
+//!
+//! ```text
+//! <pin dir>/link            the attached hook (keeps the program running)
+//! <pin dir>/maps/<MAP>      the program's maps, adopted by the next agent
+//! <pin dir>/maps-replaced   maps of an incompatible older layout, removed
+//!                           once the new program is attached
+//! ```
+//!
+//! (bpffs refuses names with dots.)
+
+use std::{
+    fs, io,
+    path::{Path, PathBuf},
+};
+
+use aya::{
+    Ebpf,
+    maps::{Array, MapData},
+};
+use kubenpu_ebpf::{LAYOUT_VERSION, Layout, map};
+
+use super::{Config, ProbeError};
+
+/// Where the maps are pinned.
+pub fn maps_dir(pin_dir: &Path) -> PathBuf {
+    pin_dir.join("maps")
+}
+
+/// Where the link is pinned.
+pub fn link_path(pin_dir: &Path) -> PathBuf {
+    pin_dir.join("link")
+}
+
+fn replaced_dir(pin_dir: &Path) -> PathBuf {
+    pin_dir.join("maps-replaced")
+}
+
+fn wanted(config: &Config) -> Layout {
+    Layout {
+        version: LAYOUT_VERSION,
+        max_counters: config.max_counters,
+    }
+}
+
+/// Makes the pin directory ready. Pinned maps of this layout stay to be
+/// adopted; maps of another layout are moved aside (the old program keeps
+/// running on them until the new one is attached). Returns whether the
+/// maps will be new.
+pub fn prepare(config: &Config) -> Result<bool, ProbeError> {
+    let pin_err = |e: io::Error| ProbeError::PinDir {
+        path: config.pin_dir.display().to_string(),
+        error: e.to_string(),
+    };
+    fs::create_dir_all(maps_dir(&config.pin_dir)).map_err(pin_err)?;
+    let pinned = MapData::from_pin(maps_dir(&config.pin_dir).join(map::LAYOUT))
+        .ok()
+        .and_then(|data| {
+            let array: Array<MapData, Layout> =
+                Array::try_from(aya::maps::Map::Array(data)).ok()?;
+            array.get(&0, 0).ok()
+        });
+    match pinned {
+        Some(layout) if layout == wanted(config) => Ok(false),
+        None if !maps_dir(&config.pin_dir).join(map::COUNTS).exists() => Ok(true),
+        _ => {
+            let replaced = replaced_dir(&config.pin_dir);
+            let _ = fs::remove_dir_all(&replaced);
+            fs::rename(maps_dir(&config.pin_dir), &replaced).map_err(pin_err)?;
+            fs::create_dir_all(maps_dir(&config.pin_dir)).map_err(pin_err)?;
+            Ok(true)
+        }
+    }
+}
+
+/// Records the layout the maps were made with.
+pub fn write_layout(ebpf: &mut Ebpf, config: &Config) -> Result<(), ProbeError> {
+    let map = ebpf
+        .map_mut(map::LAYOUT)
+        .ok_or_else(|| ProbeError::Other("no LAYOUT map".into()))?;
+    let mut array: Array<&mut MapData, Layout> =
+        Array::try_from(map).map_err(|e| ProbeError::Other(e.to_string()))?;
+    array
+        .set(0, wanted(config), 0)
+        .map_err(|e| ProbeError::Other(e.to_string()))
+}
+
+/// Drops maps an incompatible older layout left behind.
+pub fn forget_replaced(pin_dir: &Path) {
+    let _ = fs::remove_dir_all(replaced_dir(pin_dir));
+}
+
+/// Removes the link and every pinned map: the program stops and its
+/// counts are gone. For uninstalling.
+pub fn cleanup(pin_dir: &Path) -> io::Result<()> {
+    match fs::remove_dir_all(pin_dir) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        other => other,
+    }
+}

@@ -1,0 +1,109 @@
+//! Reading what the program counted. Counts are per-CPU in the kernel and
+//! summed here, so the in-kernel increment never contends across CPUs.
+
+use std::{borrow::Borrow, path::Path};
+
+use aya::{
+    Ebpf,
+    maps::{Map, MapData, PerCpuArray, PerCpuHashMap, RingBuf},
+};
+use kubenpu_ebpf::{CountKey, Loss, map};
+
+use super::ProbeError;
+
+/// One counter: calls by one cgroup, on one device node, of one ioctl.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counter {
+    /// Who, where, what.
+    pub key: CountKey,
+    /// How many calls, exactly.
+    pub calls: u64,
+}
+
+/// Calls not counted, per reason label.
+pub type Losses = Vec<(&'static str, u64)>;
+
+fn other(e: impl std::fmt::Display) -> ProbeError {
+    ProbeError::Other(e.to_string())
+}
+
+/// Every counter, summed over CPUs, sorted by key.
+pub fn counts(ebpf: &Ebpf) -> Result<Vec<Counter>, ProbeError> {
+    let map = ebpf
+        .map(map::COUNTS)
+        .ok_or_else(|| other("no COUNTS map"))?;
+    sum_counts(PerCpuHashMap::try_from(map).map_err(other)?)
+}
+
+/// Counters and losses from the maps pinned under `pin_dir`, without
+/// loading anything: what a running (or stopped) agent's program counted.
+pub fn pinned(pin_dir: &Path) -> Result<(Vec<Counter>, Losses), ProbeError> {
+    let dir = super::pins::maps_dir(pin_dir);
+    let open = |name: &str| {
+        MapData::from_pin(dir.join(name)).map_err(|e| {
+            other(format!(
+                "cannot open {}: {e} (is the agent running, and are you root?)",
+                dir.join(name).display()
+            ))
+        })
+    };
+    let counts = sum_counts(
+        PerCpuHashMap::try_from(Map::PerCpuHashMap(open(map::COUNTS)?)).map_err(other)?,
+    )?;
+    let losses =
+        sum_losses(PerCpuArray::try_from(Map::PerCpuArray(open(map::LOSSES)?)).map_err(other)?)?;
+    Ok((counts, losses))
+}
+
+fn sum_counts<T: Borrow<MapData>>(
+    counts: PerCpuHashMap<T, CountKey, u64>,
+) -> Result<Vec<Counter>, ProbeError> {
+    let mut all = counts
+        .iter()
+        .map(|entry| {
+            entry.map(|(key, per_cpu)| Counter {
+                key,
+                calls: per_cpu.iter().sum(),
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(other)?;
+    all.sort_by_key(|c| c.key);
+    Ok(all)
+}
+
+/// Calls not counted, per reason.
+pub fn losses(ebpf: &Ebpf) -> Result<Losses, ProbeError> {
+    let map = ebpf
+        .map(map::LOSSES)
+        .ok_or_else(|| other("no LOSSES map"))?;
+    sum_losses(PerCpuArray::try_from(map).map_err(other)?)
+}
+
+fn sum_losses<T: Borrow<MapData>>(
+    losses: PerCpuArray<T, u64>,
+) -> Result<Vec<(&'static str, u64)>, ProbeError> {
+    Loss::ALL
+        .iter()
+        .map(|&reason| {
+            let per_cpu = losses.get(&(reason as u32), 0).map_err(other)?;
+            Ok((reason.name(), per_cpu.iter().sum()))
+        })
+        .collect()
+}
+
+/// The new-key notes waiting in the ring buffer.
+pub fn drain_notes(ebpf: &mut Ebpf) -> Result<Vec<CountKey>, ProbeError> {
+    let map = ebpf
+        .map_mut(map::NOTES)
+        .ok_or_else(|| other("no NOTES map"))?;
+    let mut notes: RingBuf<&mut MapData> = RingBuf::try_from(map).map_err(other)?;
+    let mut keys = Vec::new();
+    while let Some(item) = notes.next() {
+        if item.len() >= size_of::<CountKey>() {
+            // SAFETY: the program writes whole CountKeys; read unaligned.
+            keys.push(unsafe { std::ptr::read_unaligned(item.as_ptr().cast::<CountKey>()) });
+        }
+    }
+    Ok(keys)
+}

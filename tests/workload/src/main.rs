@@ -1,0 +1,82 @@
+//! `kubenpu-workload NODE:NR:COUNT...`: opens each device node and issues
+//! COUNT ioctls with number NR (`cmd & 0xff`) on it, then prints one JSON
+//! line per plan item with what it issued, so tests can compare the
+//! agent's counts with the workload's own.
+//!
+//! The argument block is zeroed and the drivers reject most of these calls
+//! (no such handle, bad size): every call still enters `drm_ioctl`, which
+//! is what is counted. NR accepts `0x48` or `72`.
+
+use std::{fs::File, os::fd::AsRawFd as _, os::unix::fs::MetadataExt as _, process::ExitCode};
+
+/// `_IOWR('d', nr, 64 bytes)`: the DRM ioctl encoding with a 64-byte argument.
+fn drm_iowr(nr: u8) -> libc::c_ulong {
+    const IOC_READ_WRITE: libc::c_ulong = 3;
+    (IOC_READ_WRITE << 30) | (64 << 16) | ((b'd' as libc::c_ulong) << 8) | libc::c_ulong::from(nr)
+}
+
+struct Plan {
+    node: String,
+    nr: u8,
+    count: u64,
+}
+
+fn parse(arg: &str) -> Result<Plan, String> {
+    let bad = || format!("{arg:?} is not NODE:NR:COUNT (e.g. /dev/dri/card0:0x48:1000)");
+    let mut parts = arg.rsplitn(3, ':');
+    let count = parts.next().and_then(|c| c.parse().ok()).ok_or_else(bad)?;
+    let nr = parts.next().ok_or_else(bad)?;
+    let nr = match nr.strip_prefix("0x") {
+        Some(hex) => u8::from_str_radix(hex, 16),
+        None => nr.parse(),
+    }
+    .map_err(|_| bad())?;
+    let node = parts.next().ok_or_else(bad)?.to_owned();
+    Ok(Plan { node, nr, count })
+}
+
+fn run(plan: &Plan) -> Result<String, String> {
+    let file = File::options()
+        .read(true)
+        .write(true)
+        .open(&plan.node)
+        .map_err(|e| format!("cannot open {}: {e}", plan.node))?;
+    let rdev = file.metadata().map_err(|e| e.to_string())?.rdev();
+    let (major, minor) = (libc::major(rdev), libc::minor(rdev));
+    let mut arg = [0u8; 64];
+    for _ in 0..plan.count {
+        arg.fill(0);
+        // SAFETY: the argument buffer is as large as the size encoded in
+        // the command; the result is deliberately ignored.
+        unsafe { libc::ioctl(file.as_raw_fd(), drm_iowr(plan.nr), arg.as_mut_ptr()) };
+    }
+    Ok(format!(
+        "{{\"node\":\"{}\",\"device\":\"{major}:{minor}\",\"nr\":{},\"calls\":{}}}",
+        plan.node, plan.nr, plan.count
+    ))
+}
+
+fn main() -> ExitCode {
+    let plans: Result<Vec<Plan>, String> = std::env::args().skip(1).map(|a| parse(&a)).collect();
+    let plans = match plans {
+        Ok(plans) if !plans.is_empty() => plans,
+        Ok(_) => {
+            eprintln!("usage: kubenpu-workload NODE:NR:COUNT...");
+            return ExitCode::from(2);
+        }
+        Err(e) => {
+            eprintln!("kubenpu-workload: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    for plan in &plans {
+        match run(plan) {
+            Ok(line) => println!("{line}"),
+            Err(e) => {
+                eprintln!("kubenpu-workload: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}
