@@ -97,6 +97,9 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
             Some(update) = vendor_rx.recv() => match update {
                 Ok(update) => {
                     report_rejections(&update, &vendors);
+                    if summary(&update) != summary(&vendors) {
+                        log(format_args!("vendors: {}", summary(&update)));
+                    }
                     vendors = update;
                     install(&mut probe, devices.clone(), vendors.clone())?;
                 }
@@ -135,6 +138,16 @@ fn install(
         log(format_args!("counting on {}", claimed.join(", ")));
     }
     Ok(claimed.len())
+}
+
+/// The vendors in force, one line: `name version (source)`, ...
+fn summary(vendors: &Vendors) -> String {
+    let names: Vec<String> = vendors
+        .plugins
+        .iter()
+        .map(|p| format!("{} {} ({})", p.name(), p.description.version, p.source))
+        .collect();
+    names.join(", ")
 }
 
 /// Logs rejections that are new since `before`.

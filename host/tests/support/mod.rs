@@ -2,6 +2,7 @@
 //! real machines, and the test plugins built as real components.
 #![allow(dead_code, reason = "each test binary uses part of the support")]
 
+pub mod guest;
 pub mod sysfs;
 
 use std::{

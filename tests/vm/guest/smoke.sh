@@ -25,19 +25,7 @@ else
   ok "drm is built into the kernel"
 fi
 
-# The DRM driver behind a /sys/class/drm entry: a virtio device's child
-# driver, else the device's driver unless that is only a bus glue driver,
-# else the device's own name (platform and faux devices such as vgem).
-drm_driver() {
-  for link in "$1"/device/virtio*/driver "$1"/device/driver; do
-    [ -e "$link" ] || continue
-    name=$(basename "$(readlink -f "$link")")
-    case "$name" in virtio-pci | faux_driver) continue ;; esac
-    echo "$name"
-    return
-  done
-  basename "$(readlink -f "$1/device")"
-}
+. /drm.sh
 
 # Every card and render node: its /dev/dri node has the major:minor sysfs reports.
 for entry in /sys/class/drm/*; do

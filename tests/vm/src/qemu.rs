@@ -162,11 +162,12 @@ impl Vm {
         let _ = child.kill();
         let _ = child.wait();
         let transcript = console.finish();
+        // The cause first: the command and the console tail are long.
         finished
             .and_then(|()| transcript.outcome(&nonce))
-            .with_context(|| {
-                format!(
-                    "VM run of {command:?} on the {} kernel {} failed; last console lines:\n{}",
+            .map_err(|cause| {
+                anyhow::anyhow!(
+                    "{cause:#} (running {command:?} on the {} kernel {}); last console lines:\n{}",
                     self.kernel,
                     image.release,
                     transcript.tail()

@@ -7,10 +7,12 @@ use std::time::Duration;
 use kubenpu_vm::{Kernel, Vm};
 
 const SMOKE: &str = include_str!("../guest/smoke.sh");
+const DRM: &str = include_str!("../guest/drm.sh");
 
 fn smoke(kernel: Kernel) {
     let outcome = Vm::new(kernel)
         .file("/smoke.sh", 0o755, SMOKE)
+        .file("/drm.sh", 0o644, DRM)
         .run("sh /smoke.sh")
         .unwrap_or_else(|e| panic!("{e:#}"));
     let output = &outcome.output;

@@ -1,0 +1,254 @@
+//! The kernel program and the agent in real kernels (Debian 12's 6.1,
+//! bookworm-backports' 6.12, sid's newest), with qemu's virtio-gpu and the
+//! vgem module as the accelerators and a bochs display as a DRM device no
+//! vendor claims. Each test runs on every kernel.
+
+mod support;
+
+use kubenpu_vm::Kernel;
+use support::guest::{Counts, Results, run};
+
+/// Declares `$test` once per kernel, as `$test::bookworm` and so on.
+macro_rules! on_every_kernel {
+    ($($test:ident),* $(,)?) => {$(
+        mod $test {
+            use kubenpu_vm::Kernel;
+
+            #[test]
+            fn bookworm() {
+                super::$test(Kernel::Bookworm);
+            }
+
+            #[test]
+            fn bookworm_backports() {
+                super::$test(Kernel::BookwormBackports);
+            }
+
+            #[test]
+            fn sid() {
+                super::$test(Kernel::Sid);
+            }
+        }
+    )*};
+}
+
+on_every_kernel!(
+    exact_counts_with_kprobe,
+    exact_counts_with_fentry,
+    exact_counts_with_auto,
+    a_million_calls_without_loss,
+    a_full_counter_map_counts_as_map_full,
+    counts_survive_an_agent_killed_mid_workload,
+    a_plugin_added_while_running_changes_what_is_counted,
+    counting_resumes_after_drm_is_reloaded,
+);
+
+/// Two child cgroups and the root cgroup issue tracked and untracked
+/// ioctls on the tracked devices and on the unclaimed bochs device; the
+/// counters must equal the tracked calls exactly, and nothing else.
+fn exact_counts(kernel: Kernel, hook: &str) -> Results {
+    let results = run(
+        kernel,
+        &format!(
+            "BOCHS=$(drm_node bochs-drm card)
+             start_agent --hook {hook}
+             issue a $VIRTIO_CARD:0x48:3000 $VIRTIO_CARD:0x43:700 $VGEM_CARD:0x41:1500 $VGEM_CARD:0xb2:250 $BOCHS:0xb2:400
+             issue b $VIRTIO_RENDER:0x48:2000 $VIRTIO_RENDER:0xc3:60 $VGEM_RENDER:0x41:900 $VGEM_CARD:0x00:300
+             issue - $VIRTIO_CARD:0x48:111 $VGEM_CARD:0xb2:222 $BOCHS:0x00:50
+             snapshot final
+             stop_agent
+             cp $AGENT_LOG /shared/agent.log"
+        ),
+    );
+    let (counts, losses) = results.counts("final");
+    let expected = results.expected("final", &["a", "b", "-"]);
+    assert_eq!(counts, expected, "{kernel}, --hook {hook}");
+    // The checks above must have had something to compare: 3 cgroups,
+    // tracked calls on both vendors, untracked ones on every device.
+    assert_eq!(expected.len(), 8, "{expected:?}");
+    assert_eq!(
+        expected.values().sum::<u64>(),
+        3000 + 1500 + 250 + 2000 + 60 + 900 + 111 + 222
+    );
+    let bochs = results
+        .issued(&["a"])
+        .into_iter()
+        .find(|(_, _, nr, calls)| *nr == 0xb2 && *calls == 400)
+        .unwrap()
+        .1;
+    assert_eq!(
+        results.vendor_of(&bochs),
+        None,
+        "the bochs display must be unclaimed"
+    );
+    assert!(losses.values().all(|&n| n == 0), "{losses:?}");
+    results
+}
+
+fn exact_counts_with_kprobe(kernel: Kernel) {
+    let results = exact_counts(kernel, "kprobe");
+    assert_eq!(results.log_lines("hook kprobe: kprobe attached").len(), 1);
+}
+
+fn exact_counts_with_fentry(kernel: Kernel) {
+    let results = exact_counts(kernel, "fentry");
+    // Debian builds DRM as a module: fentry goes through its split BTF.
+    assert_eq!(
+        results
+            .log_lines("hook fentry-module: fentry-module attached")
+            .len(),
+        1
+    );
+}
+
+fn exact_counts_with_auto(kernel: Kernel) {
+    let results = exact_counts(kernel, "auto");
+    assert_eq!(
+        results.log_lines("hook fentry-module").len(),
+        1,
+        "auto should pick fentry"
+    );
+}
+
+fn a_million_calls_without_loss(kernel: Kernel) {
+    let results = run(
+        kernel,
+        "start_agent
+         issue burst $VIRTIO_RENDER:0x48:1000000
+         snapshot final
+         stop_agent",
+    );
+    let (counts, losses) = results.counts("final");
+    let id = results.cgroup_id("burst");
+    let calls: u64 = counts
+        .iter()
+        .filter(|((cg, _, _), _)| *cg == id)
+        .map(|(_, n)| n)
+        .sum();
+    assert_eq!(calls, 1_000_000);
+    assert_eq!(counts, results.expected("final", &["burst"]));
+    assert!(losses.values().all(|&n| n == 0), "{losses:?}");
+}
+
+fn a_full_counter_map_counts_as_map_full(kernel: Kernel) {
+    let results = run(
+        kernel,
+        "start_agent --max-counters 4
+         issue tiny $VIRTIO_CARD:0x48:100 $VIRTIO_CARD:0x44:100 $VIRTIO_CARD:0x47:100 \
+                    $VGEM_CARD:0x41:100 $VGEM_CARD:0xb2:100 $VGEM_RENDER:0x41:100
+         snapshot final
+         stop_agent",
+    );
+    let (counts, losses) = results.counts("final");
+    let counted: u64 = counts.values().sum();
+    assert!(counts.len() <= 4, "{counts:?}");
+    assert!(losses["map_full"] >= 200, "{losses:?}");
+    assert_eq!(
+        counted + losses["map_full"],
+        600,
+        "every call is either counted or lost by reason"
+    );
+}
+
+fn counts_survive_an_agent_killed_mid_workload(kernel: Kernel) {
+    let results = run(
+        kernel,
+        "start_agent
+         issue r $VIRTIO_RENDER:0x48:1000000 &
+         WORKLOAD=$!
+         sleep 1
+         kill -0 $WORKLOAD || fail 'the workload ended before the agent was killed'
+         kill -KILL $AGENT_PID
+         wait $AGENT_PID || true
+         start_agent
+         wait $WORKLOAD
+         snapshot final
+         stop_agent
+         cp $AGENT_LOG /shared/agent.log",
+    );
+    let (counts, losses) = results.counts("final");
+    let id = results.cgroup_id("r");
+    assert_eq!(
+        counts.get(&(id, results.issued(&["r"])[0].1.clone(), 0x48)),
+        Some(&1_000_000)
+    );
+    assert!(losses.values().all(|&n| n == 0), "{losses:?}");
+    assert_eq!(
+        results.log_lines("adopted the pinned").len(),
+        1,
+        "the second agent must adopt the first's link"
+    );
+}
+
+fn a_plugin_added_while_running_changes_what_is_counted(kernel: Kernel) {
+    let results = run(
+        kernel,
+        "mkdir -p /plugins
+         PLUGINS_DIR=/plugins
+         start_agent --plugins-dir /plugins
+         issue before $VGEM_CARD:0x41:100 $VGEM_CARD:0x42:100 $VIRTIO_RENDER:0x48:100
+         snapshot before
+         cp /vgem-alt.wasm /plugins/.vgem-alt.partial
+         mv /plugins/.vgem-alt.partial /plugins/vgem-alt.wasm
+         wait_log 'vgem 2.0.0-test (/plugins/vgem-alt.wasm)' 1 5
+         issue after $VGEM_CARD:0x41:100 $VGEM_CARD:0x42:100 $VIRTIO_RENDER:0x48:100
+         snapshot after
+         stop_agent",
+    );
+    let (counts, _) = results.counts("after");
+    let (before_only, _) = results.counts("before");
+    let mut expected: Counts = results.expected("before", &["before"]);
+    expected.extend(results.expected("after", &["after"]));
+    assert_eq!(counts, expected);
+    assert_eq!(before_only, results.expected("before", &["before"]));
+    // The swap is visible: FENCE_ATTACH counted before, FENCE_SIGNAL after,
+    // and virtio_gpu counted alike throughout.
+    let per_nr = |cgroup: &str, nr: u64| {
+        let id = results.cgroup_id(cgroup);
+        counts
+            .iter()
+            .filter(|((cg, _, n), _)| *cg == id && *n == nr)
+            .map(|(_, c)| *c)
+            .sum::<u64>()
+    };
+    assert_eq!(
+        (
+            per_nr("before", 0x41),
+            per_nr("before", 0x42),
+            per_nr("before", 0x48)
+        ),
+        (100, 0, 100)
+    );
+    assert_eq!(
+        (
+            per_nr("after", 0x41),
+            per_nr("after", 0x42),
+            per_nr("after", 0x48)
+        ),
+        (0, 100, 100)
+    );
+}
+
+fn counting_resumes_after_drm_is_reloaded(kernel: Kernel) {
+    // A kprobe does not pin the module (fentry does, so drm cannot be
+    // unloaded under it); the agent must notice the reload and re-attach.
+    let results = run(
+        kernel,
+        "start_agent --hook kprobe --rescan-interval 250ms
+         issue old $VIRTIO_RENDER:0x48:100
+         drm_modules=$(grep -E '^(drm|ttm|virtio[-_]gpu|vgem|bochs)' /lib/modules/load-order)
+         for m in $(echo \"$drm_modules\" | tac); do rmmod ${m%.ko}; done
+         grep -q '^drm ' /proc/modules && fail 'drm is still loaded'
+         for m in $drm_modules; do insmod /lib/modules/$m; done
+         wait_log 're-attached after the drm module was reloaded' 1 10
+         sleep 1
+         VIRTIO_RENDER=$(drm_node virtio_gpu renderD)
+         issue new $VIRTIO_RENDER:0x48:100
+         snapshot final
+         stop_agent
+         cp $AGENT_LOG /shared/agent.log",
+    );
+    let (counts, _) = results.counts("final");
+    assert_eq!(counts, results.expected("final", &["old", "new"]));
+    assert_eq!(counts.values().sum::<u64>(), 200);
+}

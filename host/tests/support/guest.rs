@@ -1,0 +1,198 @@
+//! Runs the agent, kubenpuctl and the workload inside the test VM and
+//! reads back what they wrote to the shared directory: what the workloads
+//! issued, per cgroup, and what the agent counted.
+
+use std::{
+    collections::BTreeMap,
+    fs,
+    path::{Path, PathBuf},
+    process::Command,
+    sync::OnceLock,
+};
+
+use kubenpu_vm::{Kernel, Vm};
+use serde_json::Value;
+use tempfile::TempDir;
+
+use super::test_plugin;
+
+/// (cgroup id, device `major:minor`, ioctl nr) -> calls.
+pub type Counts = BTreeMap<(u64, String, u64), u64>;
+
+/// The workload binary, built once per test run.
+fn workload() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .parent()
+                .unwrap()
+                .to_owned();
+            let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+                .current_dir(&root)
+                .args(["build", "--quiet", "-p", "kubenpu-workload"])
+                .status()
+                .unwrap();
+            assert!(status.success(), "building kubenpu-workload failed");
+            root.join("target/debug/kubenpu-workload")
+        })
+        .clone()
+}
+
+/// What one guest run left in the shared directory.
+pub struct Results {
+    dir: TempDir,
+    /// The command's console output (the agent's log on failure).
+    pub output: String,
+}
+
+/// Boots `kernel` with virtio-gpu, vgem and a bochs display (a DRM device
+/// no vendor claims), the agent, kubenpuctl and the workload, and runs
+/// `script` after the guest helpers; the script must succeed.
+pub fn run(kernel: Kernel, script: &str) -> Results {
+    let dir = tempfile::tempdir().unwrap();
+    let outcome = Vm::new(kernel)
+        .binary(env!("CARGO_BIN_EXE_kubenpu-agent"))
+        .binary(env!("CARGO_BIN_EXE_kubenpuctl"))
+        .binary(workload())
+        .file(
+            "/drm.sh",
+            0o644,
+            include_str!("../../../tests/vm/guest/drm.sh"),
+        )
+        .file("/agent.sh", 0o644, include_str!("../guest/agent.sh"))
+        .file(
+            "/vgem-alt.wasm",
+            0o644,
+            fs::read(test_plugin("vgem-alt")).unwrap(),
+        )
+        .device("bochs-display")
+        .module("bochs")
+        .shared_dir(dir.path())
+        .run(&format!(". /drm.sh && . /agent.sh && {script}"))
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    assert_eq!(
+        outcome.status, 0,
+        "the guest script failed on {kernel}:\n{}",
+        outcome.output
+    );
+    Results {
+        dir,
+        output: outcome.output,
+    }
+}
+
+impl Results {
+    fn read(&self, name: &str) -> String {
+        fs::read_to_string(self.dir.path().join(name))
+            .unwrap_or_else(|e| panic!("{name}: {e}\n{}", self.output))
+    }
+
+    fn json(&self, name: &str) -> Value {
+        serde_json::from_str(&self.read(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+    }
+
+    /// The cgroup id of a workload cgroup (`-` is the root cgroup).
+    pub fn cgroup_id(&self, name: &str) -> u64 {
+        self.read("cgroups")
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no cgroup {name}"))
+            .parse()
+            .unwrap()
+    }
+
+    /// The counters and losses of snapshot `name`.
+    pub fn counts(&self, name: &str) -> (Counts, BTreeMap<String, u64>) {
+        let json = self.json(&format!("{name}.counts.json"));
+        let counts = json["counters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                let key = (
+                    c["cgroup_id"].as_u64().unwrap(),
+                    c["device"].as_str().unwrap().to_owned(),
+                    c["nr"].as_u64().unwrap(),
+                );
+                (key, c["calls"].as_u64().unwrap())
+            })
+            .collect();
+        let losses = json["losses"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.as_u64().unwrap()))
+            .collect();
+        (counts, losses)
+    }
+
+    /// What the workloads in `cgroups` issued, as (cgroup, device, nr) -> calls.
+    pub fn issued(&self, cgroups: &[&str]) -> Vec<(String, String, u64, u64)> {
+        self.read("issued")
+            .lines()
+            .filter_map(|line| {
+                let (cgroup, json) = line.split_once(' ')?;
+                cgroups.contains(&cgroup).then(|| {
+                    let v: Value = serde_json::from_str(json).unwrap();
+                    let device = v["device"].as_str().unwrap().to_owned();
+                    (
+                        cgroup.to_owned(),
+                        device,
+                        v["nr"].as_u64().unwrap(),
+                        v["calls"].as_u64().unwrap(),
+                    )
+                })
+            })
+            .collect()
+    }
+
+    /// The vendor claiming the device with node `device`, per kubenpuctl.
+    pub fn vendor_of(&self, device: &str) -> Option<String> {
+        let devices = self.json("devices.json");
+        let row = devices
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["nodes"].as_array().unwrap().iter().any(|n| n == device))?;
+        row["vendor"].as_str().map(str::to_owned)
+    }
+
+    /// What the agent should have counted for `cgroups`: every issued call
+    /// on a claimed device whose vendor's table (in snapshot `name`) lists
+    /// its number.
+    pub fn expected(&self, name: &str, cgroups: &[&str]) -> Counts {
+        let plugins = self.json(&format!("{name}.plugins.json"));
+        let tracked = |vendor: &str, nr: u64| {
+            plugins.as_array().unwrap().iter().any(|p| {
+                p["name"] == vendor
+                    && p["ioctls"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .any(|i| i["nr"] == nr)
+            })
+        };
+        let mut expected = Counts::new();
+        for (cgroup, device, nr, calls) in self.issued(cgroups) {
+            if self
+                .vendor_of(&device)
+                .is_some_and(|vendor| tracked(&vendor, nr))
+            {
+                *expected
+                    .entry((self.cgroup_id(&cgroup), device, nr))
+                    .or_default() += calls;
+            }
+        }
+        expected
+    }
+
+    /// The agent's log lines matching `pattern`, as the script saved them.
+    pub fn log_lines(&self, pattern: &str) -> Vec<String> {
+        self.read("agent.log")
+            .lines()
+            .filter(|l| l.contains(pattern))
+            .map(str::to_owned)
+            .collect()
+    }
+}
