@@ -168,9 +168,26 @@ fn debug_note(key: &kubenpu_ebpf::CountKey) {
     }
 }
 
+/// CAP_SYS_ADMIN, CAP_PERFMON and CAP_BPF as bits of the capability sets.
+const CAP_SYS_ADMIN: u64 = 1 << 21;
+const CAP_PERFMON: u64 = 1 << 38;
+const CAP_BPF: u64 = 1 << 39;
+
 /// What the kernel must offer, checked before anything is loaded so each
 /// gap is one line with its remedy.
 fn preflight() -> anyhow::Result<()> {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let effective = status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+        .unwrap_or(0);
+    let has = |caps: u64| effective & caps == caps;
+    if !has(CAP_BPF | CAP_PERFMON) && !has(CAP_SYS_ADMIN) {
+        anyhow::bail!(
+            "needs CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN) to load and attach its program: run it as root or grant them"
+        );
+    }
     if !Path::new("/sys/kernel/btf/vmlinux").exists() {
         anyhow::bail!(
             "no kernel BTF at /sys/kernel/btf/vmlinux: the kernel needs CONFIG_DEBUG_INFO_BTF=y"

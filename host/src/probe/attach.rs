@@ -94,10 +94,16 @@ pub fn attach(
     };
     let mut failures = Vec::new();
     for &wanted in candidates {
-        match load(ebpf, wanted, vmlinux, config.debug) {
-            Ok((hook, loaded, tag)) => {
-                let adopt = !fresh_maps
-                    && pinned_program_tag(&pins::link_path(&config.pin_dir)) == Some(tag);
+        let attempt = load(ebpf, wanted, vmlinux, config.debug).and_then(|(hook, loaded, tag)| {
+            let adopt =
+                !fresh_maps && pinned_program_tag(&pins::link_path(&config.pin_dir)) == Some(tag);
+            if !adopt {
+                link_and_pin(ebpf, hook, loaded, &config.pin_dir)?;
+            }
+            Ok((hook, adopt))
+        });
+        match attempt {
+            Ok((hook, adopt)) => {
                 let reason = match (&failures[..], adopt) {
                     (_, true) => {
                         format!("adopted the pinned {} link with its counts", hook.as_str())
@@ -107,13 +113,10 @@ pub fn attach(
                         format!("{} attached ({})", hook.as_str(), failed.join("; "))
                     }
                 };
-                if !adopt {
-                    link_and_pin(ebpf, hook, loaded, &config.pin_dir)?;
-                }
                 pins::forget_replaced(&config.pin_dir);
                 return Ok(Attached { hook, reason });
             }
-            Err(e) => failures.push(format!("{} unavailable: {e}", wanted.as_str())),
+            Err(e) => failures.push(format!("{} unavailable: {}", wanted.as_str(), e.reason())),
         }
     }
     Err(ProbeError::Attach(failures.join("; ")))
@@ -151,7 +154,7 @@ fn load(
     vmlinux: &Btf,
     debug: bool,
 ) -> Result<(Hook, Loaded, u64), ProbeError> {
-    let err = |e: &dyn std::fmt::Display| ProbeError::from_load(verbose(e, debug));
+    let err = |e: &dyn std::error::Error| ProbeError::from_load(verbose(e, debug));
     match wanted {
         Hook::Kprobe => {
             let prog: &mut KProbe = program_mut(ebpf, program::KPROBE)?;
@@ -207,7 +210,7 @@ fn load_fentry_on_module(ebpf: &Ebpf, vmlinux: &Btf, debug: bool) -> Result<FEnt
         .map_err(|e| other(&e))?
         .ok_or_else(|| {
             ProbeError::Attach(
-                "drm_ioctl is not in vmlinux BTF and the drm module has no BTF".into(),
+                "drm_ioctl is neither in vmlinux BTF nor in a loaded drm module with BTF".into(),
             )
         })?;
     let module = Btf::from_file(Path::new("/sys/kernel/btf/drm"), Some(vmlinux))?;
@@ -292,7 +295,7 @@ fn link_and_pin(
     loaded: Loaded,
     pin_dir: &Path,
 ) -> Result<(), ProbeError> {
-    let attach_err = |e: &dyn std::fmt::Display| ProbeError::Attach(e.to_string());
+    let attach_err = |e: &dyn std::error::Error| ProbeError::Attach(chain(e));
     let link: FdLink = match (hook, loaded) {
         (Hook::Kprobe, _) => {
             let prog: &mut KProbe = program_mut(ebpf, program::KPROBE)?;
@@ -325,7 +328,7 @@ fn link_and_pin(
 }
 
 fn fentry_link(prog: &mut FEntry) -> Result<FdLink, ProbeError> {
-    let attach_err = |e: &dyn std::fmt::Display| ProbeError::Attach(e.to_string());
+    let attach_err = |e: &dyn std::error::Error| ProbeError::Attach(chain(e));
     let id = prog.attach().map_err(|e| attach_err(&e))?;
     Ok(prog.take_link(id).map_err(|e| attach_err(&e))?.into())
 }

@@ -72,7 +72,7 @@ pub enum ProbeError {
         error: String,
     },
     /// No hook could be attached.
-    #[error("cannot attach to drm_ioctl: {0}")]
+    #[error("cannot attach to drm_ioctl: {0} (is DRM loaded, with BTF or kprobes?)")]
     Attach(String),
     /// Anything else the kernel or aya reported.
     #[error("{0}")]
@@ -80,6 +80,16 @@ pub enum ProbeError {
 }
 
 impl ProbeError {
+    /// The message without the kind's prefix, for joining several.
+    fn reason(&self) -> String {
+        match self {
+            ProbeError::Attach(reason) | ProbeError::Other(reason) | ProbeError::Layout(reason) => {
+                reason.clone()
+            }
+            other => other.to_string(),
+        }
+    }
+
     fn from_load(e: impl std::fmt::Display) -> Self {
         let text = e.to_string();
         if text.contains("Operation not permitted") || text.contains("EPERM") {

@@ -53,6 +53,12 @@ pub fn prepare(config: &Config) -> Result<bool, ProbeError> {
         error: e.to_string(),
     };
     fs::create_dir_all(maps_dir(&config.pin_dir)).map_err(pin_err)?;
+    if !on_bpffs(&config.pin_dir) {
+        return Err(ProbeError::PinDir {
+            path: config.pin_dir.display().to_string(),
+            error: "not on a BPF filesystem".into(),
+        });
+    }
     let pinned = MapData::from_pin(maps_dir(&config.pin_dir).join(map::LAYOUT))
         .ok()
         .and_then(|data| {
@@ -71,6 +77,28 @@ pub fn prepare(config: &Config) -> Result<bool, ProbeError> {
             Ok(true)
         }
     }
+}
+
+/// Whether `path` lies on bpffs, the only place BPF objects can be pinned.
+fn on_bpffs(path: &Path) -> bool {
+    const BPF_FS_MAGIC: i64 = 0xcafe_4a11;
+    let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else {
+        return false;
+    };
+    let mut stat = std::mem::MaybeUninit::<libc::statfs>::uninit();
+    // SAFETY: a NUL-terminated path and a buffer of the right type.
+    let ok = unsafe { libc::statfs(c_path.as_ptr(), stat.as_mut_ptr()) } == 0;
+    #[allow(
+        clippy::unnecessary_cast,
+        reason = "f_type's type differs by architecture"
+    )]
+    // SAFETY: read only if statfs filled the buffer (it returned 0).
+    let f_type = if ok {
+        unsafe { stat.assume_init() }.f_type as i64
+    } else {
+        0
+    };
+    f_type == BPF_FS_MAGIC
 }
 
 /// Records the layout the maps were made with.

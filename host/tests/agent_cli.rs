@@ -1,0 +1,73 @@
+//! Mistakes a user can make with the agent, on this (host) machine: each is
+//! one clear line and a non-zero exit, before anything is loaded.
+
+use std::process::{Command, Output};
+
+fn agent(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kubenpu-agent"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn an_unknown_hook_is_refused_naming_the_choices() {
+    let out = agent(&["--hook", "uprobe"]);
+    assert_eq!(out.status.code(), Some(2));
+    let text = stderr(&out);
+    assert!(
+        text.starts_with("error: invalid value 'uprobe' for '--hook <HOOK>'"),
+        "{text}"
+    );
+    assert!(
+        text.contains("[possible values: auto, fentry, kprobe]"),
+        "{text}"
+    );
+}
+
+#[test]
+fn without_privileges_it_says_which_capabilities_it_needs() {
+    let out = Command::new("setpriv")
+        .args([
+            "--reuid",
+            "65534",
+            "--regid",
+            "65534",
+            "--clear-groups",
+            "--inh-caps=-all",
+        ])
+        .arg(env!("CARGO_BIN_EXE_kubenpu-agent"))
+        .output()
+        .expect("setpriv (util-linux) runs");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        "kubenpu-agent: needs CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN) to load and attach its program: run it as root or grant them\n"
+    );
+}
+
+#[test]
+fn a_pin_path_outside_bpffs_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let pins = dir.path().join("pins");
+    let out = agent(&[
+        "--pin-path",
+        pins.to_str().unwrap(),
+        "--plugins-dir",
+        "/nonexistent",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stderr(&out);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(
+        text.contains(&format!(
+            "cannot create {}: not on a BPF filesystem",
+            pins.display()
+        )),
+        "{text}"
+    );
+}
