@@ -12,6 +12,22 @@ use crate::{
     probe::Counter,
 };
 
+/// How a report is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Aligned columns, for people.
+    Table,
+    /// JSON, for scripts.
+    Json,
+}
+
+impl Format {
+    /// `--json` or not.
+    pub fn json_if(json: bool) -> Self {
+        if json { Format::Json } else { Format::Table }
+    }
+}
+
 /// One device as JSON.
 #[derive(Serialize)]
 struct DeviceRow<'a> {
@@ -42,14 +58,12 @@ fn device_rows(table: &DeviceTable) -> Vec<DeviceRow<'_>> {
         .collect()
 }
 
-/// `kubenpuctl devices --json`.
-pub fn devices_json(table: &DeviceTable) -> String {
-    json(&device_rows(table))
-}
-
 /// `kubenpuctl devices`: `DRIVER PCI-ID ADDRESS NODES VENDOR`, `-` where a
-/// value is absent.
-pub fn devices_table(table: &DeviceTable) -> String {
+/// value is absent; or the rows as JSON.
+pub fn devices(table: &DeviceTable, format: Format) -> String {
+    if format == Format::Json {
+        return json(&device_rows(table));
+    }
     let rows = device_rows(table).into_iter().map(|r| {
         let nodes: Vec<String> = r.nodes.iter().map(ToString::to_string).collect();
         vec![
@@ -105,13 +119,12 @@ fn plugin_row(plugin: &Plugin) -> PluginRow<'_> {
     }
 }
 
-/// `kubenpuctl plugins --json`.
-pub fn plugins_json(plugins: &[Arc<Plugin>]) -> String {
-    json(&plugins.iter().map(|p| plugin_row(p)).collect::<Vec<_>>())
-}
-
-/// `kubenpuctl plugins`: one line per ioctl entry under each vendor.
-pub fn plugins_table(plugins: &[Arc<Plugin>]) -> String {
+/// `kubenpuctl plugins`: one line per ioctl entry under each vendor; or
+/// the plugins as JSON.
+pub fn plugins(plugins: &[Arc<Plugin>], format: Format) -> String {
+    if format == Format::Json {
+        return json(&plugins.iter().map(|p| plugin_row(p)).collect::<Vec<_>>());
+    }
     let mut out = String::new();
     for plugin in plugins {
         let row = plugin_row(plugin);
@@ -153,14 +166,13 @@ fn counter_rows(counters: &[Counter]) -> Vec<CounterRow> {
         .collect()
 }
 
-/// `kubenpuctl counts --json`: `{"counters": [...], "losses": {reason: n}}`.
-pub fn counts_json(counters: &[Counter], losses: &[(&str, u64)]) -> String {
-    let losses: std::collections::BTreeMap<&str, u64> = losses.iter().copied().collect();
-    json(&serde_json::json!({ "counters": counter_rows(counters), "losses": losses }))
-}
-
-/// `kubenpuctl counts`: one line per counter, then the losses.
-pub fn counts_table(counters: &[Counter], losses: &[(&str, u64)]) -> String {
+/// `kubenpuctl counts`: one line per counter, then the losses; or as JSON,
+/// `{"counters": [...], "losses": {reason: n}}`.
+pub fn counts(counters: &[Counter], losses: &[(&str, u64)], format: Format) -> String {
+    if format == Format::Json {
+        let losses: std::collections::BTreeMap<&str, u64> = losses.iter().copied().collect();
+        return json(&serde_json::json!({ "counters": counter_rows(counters), "losses": losses }));
+    }
     let rows = counter_rows(counters).into_iter().map(|r| {
         vec![
             r.cgroup_id.to_string(),

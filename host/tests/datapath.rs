@@ -41,6 +41,7 @@ on_every_kernel!(
     counts_survive_an_agent_killed_mid_workload,
     a_plugin_added_while_running_changes_what_is_counted,
     counting_resumes_after_drm_is_reloaded,
+    an_incompatible_layout_is_replaced_and_cleanup_removes_everything,
 );
 
 /// Two child cgroups and the root cgroup issue tracked and untracked
@@ -251,4 +252,42 @@ fn counting_resumes_after_drm_is_reloaded(kernel: Kernel) {
     let (counts, _) = results.counts("final");
     assert_eq!(counts, results.expected("final", &["old", "new"]));
     assert_eq!(counts.values().sum::<u64>(), 200);
+}
+
+fn an_incompatible_layout_is_replaced_and_cleanup_removes_everything(kernel: Kernel) {
+    let results = run(
+        kernel,
+        "start_agent
+         issue v1 $VIRTIO_RENDER:0x48:100
+         stop_agent
+         start_agent --max-counters 8192
+         issue v2 $VIRTIO_RENDER:0x48:100
+         snapshot final
+         # Programs are freed after an RCU grace period: give it 5 s.
+         settle() { for i in $(seq 50); do [ \"$(prog_stats | wc -l)\" -le \"$1\" ] && break; sleep 0.1; done; }
+         settle 1
+         prog_stats > /shared/programs
+         stop_agent
+         ls /sys/fs/bpf/kubenpu > /shared/pins
+         kubenpu-agent --cleanup
+         [ ! -e /sys/fs/bpf/kubenpu ] || fail 'cleanup left /sys/fs/bpf/kubenpu'
+         settle 0
+         prog_stats > /shared/programs-after-cleanup
+         cp $AGENT_LOG /shared/agent.log",
+    );
+    let (counts, _) = results.counts("final");
+    // The old layout's counts went with its maps; the new program counts.
+    assert_eq!(counts, results.expected("final", &["v2"]));
+    assert_eq!(counts.values().sum::<u64>(), 100);
+    assert!(results.log_lines("adopted").is_empty());
+    assert_eq!(
+        results.file("pins").split_whitespace().collect::<Vec<_>>(),
+        ["link", "maps"]
+    );
+    assert_eq!(
+        results.file("programs").lines().count(),
+        1,
+        "the replaced program must be gone"
+    );
+    assert_eq!(results.file("programs-after-cleanup"), "");
 }

@@ -31,7 +31,7 @@ fn rows(sysfs: &Sysfs) -> Value {
     assert_eq!(found.skipped, Vec::<String>::new());
     let table = DeviceTable::build(found.devices, builtins());
     assert_eq!(table.problems, Vec::<String>::new());
-    serde_json::from_str(&report::devices_json(&table)).unwrap()
+    serde_json::from_str(&report::devices(&table, report::Format::Json)).unwrap()
 }
 
 fn row(

@@ -45,6 +45,22 @@ pub use validate::{Fault, MAX_IOCTLS, MAX_TEXT, validate};
 #[doc(hidden)]
 pub mod guest;
 
+/// Declares the unit test every vendor crate has: the table passes the
+/// agent's validation and each entry's number matches the uAPI header
+/// excerpt(s) given (see [`uapi::check`]).
+///
+/// `kubenpu_sdk::uapi_test!(VENDOR, include_str!("../uapi/acme_drm.h"));`
+#[macro_export]
+macro_rules! uapi_test {
+    ($vendor:path, $($header:expr),+ $(,)?) => {
+        #[cfg(test)]
+        #[test]
+        fn table_passes_validation_and_matches_the_uapi_header() {
+            assert_eq!($crate::uapi::check(&$vendor, &[$($header),+]), Ok(()));
+        }
+    };
+}
+
 /// Exports a [`Vendor`] constant as the plugin's component. Expands to
 /// nothing outside WebAssembly, so the crate builds and tests natively.
 #[macro_export]

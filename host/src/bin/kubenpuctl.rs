@@ -8,7 +8,7 @@ use kubenpu::{
     device_table::DeviceTable,
     discovery::{self, Roots},
     plugins::{self, PluginHost},
-    report,
+    report::{self, Format},
 };
 
 #[derive(Parser)]
@@ -102,23 +102,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             for problem in &table.problems {
                 eprintln!("kubenpuctl: {problem}");
             }
-            print!(
-                "{}",
-                if json {
-                    report::devices_json(&table)
-                } else {
-                    report::devices_table(&table)
-                }
-            );
+            print!("{}", report::devices(&table, Format::json_if(json)));
         }
         Command::Counts { json, pin_path } => {
             let (counters, losses) = kubenpu::probe::read_pinned(&pin_path)?;
-            let text = if json {
-                report::counts_json(&counters, &losses)
-            } else {
-                report::counts_table(&counters, &losses)
-            };
-            print!("{text}");
+            print!(
+                "{}",
+                report::counts(&counters, &losses, Format::json_if(json))
+            );
         }
         Command::Plugins {
             json,
@@ -128,11 +119,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let vendors = load_vendors(plugins.plugins_dir)?;
             print!(
                 "{}",
-                if json {
-                    report::plugins_json(&vendors.plugins)
-                } else {
-                    report::plugins_table(&vendors.plugins)
-                }
+                report::plugins(&vendors.plugins, Format::json_if(json))
             );
         }
         Command::Plugins {
@@ -143,16 +130,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let sandbox = plugins::Sandbox::new()?;
             match plugins::load_file(&sandbox, &file) {
                 Ok(plugin) => {
-                    let plugin = std::sync::Arc::new(plugin);
-                    let plugins = [plugin];
-                    print!(
-                        "{}",
-                        if json {
-                            report::plugins_json(&plugins)
-                        } else {
-                            report::plugins_table(&plugins)
-                        }
-                    );
+                    let plugins = [std::sync::Arc::new(plugin)];
+                    print!("{}", report::plugins(&plugins, Format::json_if(json)));
                 }
                 Err(e) => {
                     eprintln!("kubenpuctl: {} rejected: {e}", file.display());

@@ -39,6 +39,18 @@ fn workload() -> PathBuf {
         .clone()
 }
 
+/// A host example binary, built by `cargo test` along with the tests.
+fn example(name: &str) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let path = root.join("target/debug/examples").join(name);
+    assert!(
+        path.is_file(),
+        "{} is missing: run the tests with cargo test",
+        path.display()
+    );
+    path
+}
+
 /// What one guest run left in the shared directory.
 pub struct Results {
     dir: TempDir,
@@ -55,6 +67,7 @@ pub fn run(kernel: Kernel, script: &str) -> Results {
         .binary(env!("CARGO_BIN_EXE_kubenpu-agent"))
         .binary(env!("CARGO_BIN_EXE_kubenpuctl"))
         .binary(workload())
+        .binary(example("prog_stats"))
         .file(
             "/drm.sh",
             0o644,
@@ -83,18 +96,19 @@ pub fn run(kernel: Kernel, script: &str) -> Results {
 }
 
 impl Results {
-    fn read(&self, name: &str) -> String {
+    /// A file the guest script wrote to the shared directory.
+    pub fn file(&self, name: &str) -> String {
         fs::read_to_string(self.dir.path().join(name))
             .unwrap_or_else(|e| panic!("{name}: {e}\n{}", self.output))
     }
 
     fn json(&self, name: &str) -> Value {
-        serde_json::from_str(&self.read(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+        serde_json::from_str(&self.file(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
     }
 
     /// The cgroup id of a workload cgroup (`-` is the root cgroup).
     pub fn cgroup_id(&self, name: &str) -> u64 {
-        self.read("cgroups")
+        self.file("cgroups")
             .lines()
             .find_map(|l| l.strip_prefix(&format!("{name} ")))
             .unwrap_or_else(|| panic!("no cgroup {name}"))
@@ -129,7 +143,7 @@ impl Results {
 
     /// What the workloads in `cgroups` issued, as (cgroup, device, nr) -> calls.
     pub fn issued(&self, cgroups: &[&str]) -> Vec<(String, String, u64, u64)> {
-        self.read("issued")
+        self.file("issued")
             .lines()
             .filter_map(|line| {
                 let (cgroup, json) = line.split_once(' ')?;
@@ -189,7 +203,7 @@ impl Results {
 
     /// The agent's log lines matching `pattern`, as the script saved them.
     pub fn log_lines(&self, pattern: &str) -> Vec<String> {
-        self.read("agent.log")
+        self.file("agent.log")
             .lines()
             .filter(|l| l.contains(pattern))
             .map(str::to_owned)

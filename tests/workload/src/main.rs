@@ -1,7 +1,8 @@
 //! `kubenpu-workload NODE:NR:COUNT...`: opens each device node and issues
 //! COUNT ioctls with number NR (`cmd & 0xff`) on it, then prints one JSON
-//! line per plan item with what it issued, so tests can compare the
-//! agent's counts with the workload's own.
+//! line per plan item with what it issued (and how long the calls took,
+//! for benchmarks), so tests can compare the agent's counts with the
+//! workload's own.
 //!
 //! The argument block is zeroed and the drivers reject most of these calls
 //! (no such handle, bad size): every call still enters `drm_ioctl`, which
@@ -44,14 +45,16 @@ fn run(plan: &Plan) -> Result<String, String> {
     let rdev = file.metadata().map_err(|e| e.to_string())?.rdev();
     let (major, minor) = (libc::major(rdev), libc::minor(rdev));
     let mut arg = [0u8; 64];
+    let started = std::time::Instant::now();
     for _ in 0..plan.count {
         arg.fill(0);
         // SAFETY: the argument buffer is as large as the size encoded in
         // the command; the result is deliberately ignored.
         unsafe { libc::ioctl(file.as_raw_fd(), drm_iowr(plan.nr), arg.as_mut_ptr()) };
     }
+    let elapsed_ns = started.elapsed().as_nanos();
     Ok(format!(
-        "{{\"node\":\"{}\",\"device\":\"{major}:{minor}\",\"nr\":{},\"calls\":{}}}",
+        "{{\"node\":\"{}\",\"device\":\"{major}:{minor}\",\"nr\":{},\"calls\":{},\"elapsed_ns\":{elapsed_ns}}}",
         plan.node, plan.nr, plan.count
     ))
 }

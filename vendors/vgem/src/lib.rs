@@ -23,11 +23,4 @@ pub const VENDOR: Vendor = Vendor {
 
 kubenpu_sdk::export_vendor!(VENDOR);
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn table_passes_validation_and_matches_the_uapi_header() {
-        let header = include_str!("../uapi/vgem_drm.h");
-        assert_eq!(kubenpu_sdk::uapi::check(&super::VENDOR, &[header]), Ok(()));
-    }
-}
+kubenpu_sdk::uapi_test!(VENDOR, include_str!("../uapi/vgem_drm.h"));
