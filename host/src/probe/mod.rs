@@ -174,16 +174,6 @@ impl Probe {
         tables::upload(&mut self.ebpf, table)
     }
 
-    /// Every counter, summed over CPUs.
-    pub fn counts(&self) -> Result<Vec<Counter>, ProbeError> {
-        read::counts(&self.ebpf)
-    }
-
-    /// Calls not counted, per loss reason, summed over CPUs.
-    pub fn losses(&self) -> Result<Losses, ProbeError> {
-        read::losses(&self.ebpf)
-    }
-
     /// New keys the program noted since the last drain.
     pub fn drain_notes(&mut self) -> Result<Vec<kubenpu_ebpf::CountKey>, ProbeError> {
         read::drain_notes(&mut self.ebpf)

@@ -27,14 +27,6 @@ fn other(e: impl std::fmt::Display) -> ProbeError {
     ProbeError::Other(e.to_string())
 }
 
-/// Every counter, summed over CPUs, sorted by key.
-pub fn counts(ebpf: &Ebpf) -> Result<Vec<Counter>, ProbeError> {
-    let map = ebpf
-        .map(map::COUNTS)
-        .ok_or_else(|| other("no COUNTS map"))?;
-    sum_counts(PerCpuHashMap::try_from(map).map_err(other)?)
-}
-
 /// Counters and losses from the maps pinned under `pin_dir`, without
 /// loading anything: what a running (or stopped) agent's program counted.
 pub fn pinned(pin_dir: &Path) -> Result<(Vec<Counter>, Losses), ProbeError> {
@@ -70,14 +62,6 @@ fn sum_counts<T: Borrow<MapData>>(
         .map_err(other)?;
     all.sort_by_key(|c| c.key);
     Ok(all)
-}
-
-/// Calls not counted, per reason.
-pub fn losses(ebpf: &Ebpf) -> Result<Losses, ProbeError> {
-    let map = ebpf
-        .map(map::LOSSES)
-        .ok_or_else(|| other("no LOSSES map"))?;
-    sum_losses(PerCpuArray::try_from(map).map_err(other)?)
 }
 
 fn sum_losses<T: Borrow<MapData>>(

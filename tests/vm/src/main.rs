@@ -49,6 +49,15 @@ enum Cmd {
         /// working directory).
         #[arg(long)]
         share: Option<PathBuf>,
+        /// Another qemu device (`-device SPEC`), e.g. bochs-display.
+        #[arg(long = "device")]
+        devices: Vec<String>,
+        /// Another kernel module to load (with its dependencies).
+        #[arg(long = "module")]
+        modules: Vec<String>,
+        /// Virtual CPUs.
+        #[arg(long, default_value_t = 2)]
+        cpus: u32,
         /// Seconds before an unfinished guest is stopped and the run fails.
         #[arg(long, default_value_t = 180)]
         timeout: u64,
@@ -104,12 +113,22 @@ fn run(cli: Cli) -> Result<ExitCode> {
             binaries,
             files,
             share,
+            devices,
+            modules,
+            cpus,
             timeout,
             command,
         } => {
             let mut vm = Vm::new(kernel)
                 .timeout(Duration::from_secs(timeout))
+                .cpus(cpus)
                 .echo(true);
+            for device in devices {
+                vm = vm.device(&device);
+            }
+            for module in modules {
+                vm = vm.module(&module);
+            }
             for binary in binaries {
                 vm = vm.binary(binary);
             }
