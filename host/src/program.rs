@@ -5,6 +5,11 @@
 /// in place.
 pub static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/kubenpu"));
 
+/// Empty programs on the same hooks, for benchmarks: the floor the
+/// counting program's cost is compared with.
+pub static FLOOR_OBJECT: &[u8] =
+    aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/kubenpu-floor"));
+
 #[cfg(test)]
 mod tests {
     use super::OBJECT;

@@ -205,6 +205,18 @@ where
 /// attach targets in vmlinux BTF, so the program is relocated against
 /// aya's maps here and loaded with the module's BTF object as its target.
 fn load_fentry_on_module(ebpf: &Ebpf, vmlinux: &Btf, debug: bool) -> Result<FEntry, ProbeError> {
+    load_on_module(ebpf, OBJECT, program::FENTRY, vmlinux, debug)
+}
+
+/// Loads fentry program `name` of `object` (whose maps `ebpf` created)
+/// against `drm_ioctl` in the `drm` module's BTF.
+pub fn load_on_module(
+    ebpf: &Ebpf,
+    object: &[u8],
+    name: &'static str,
+    vmlinux: &Btf,
+    debug: bool,
+) -> Result<FEntry, ProbeError> {
     let other = |e: &dyn std::fmt::Display| ProbeError::Other(e.to_string());
     let (_, btf_obj) = syscall::module_btf("drm")
         .map_err(|e| other(&e))?
@@ -218,7 +230,7 @@ fn load_fentry_on_module(ebpf: &Ebpf, vmlinux: &Btf, debug: bool) -> Result<FEnt
         .func_id(HOOKED_FUNCTION, Some(vmlinux))
         .ok_or_else(|| ProbeError::Attach("the drm module's BTF has no drm_ioctl".into()))?;
 
-    let mut obj = aya_obj::Object::parse(OBJECT).map_err(|e| other(&e))?;
+    let mut obj = aya_obj::Object::parse(object).map_err(|e| other(&e))?;
     let text_sections = obj.functions.keys().map(|(section, _)| *section).collect();
     let mut fds = Vec::new();
     for name in obj.maps.keys() {
@@ -239,8 +251,8 @@ fn load_fentry_on_module(ebpf: &Ebpf, vmlinux: &Btf, debug: bool) -> Result<FEnt
     obj.relocate_calls(&text_sections).map_err(|e| other(&e))?;
     let program = obj
         .programs
-        .get(program::FENTRY)
-        .ok_or_else(|| other(&"no fentry program"))?;
+        .get(name)
+        .ok_or_else(|| other(&format!("no program {name}")))?;
     let function = &obj.functions[&program.function_key()];
     // SAFETY: bpf_insn is a plain 8-byte #[repr(C)] struct.
     let insns = unsafe {
@@ -249,23 +261,24 @@ fn load_fentry_on_module(ebpf: &Ebpf, vmlinux: &Btf, debug: bool) -> Result<FEnt
             function.instructions.len() * 8,
         )
     };
-    let fd = syscall::load_module_fentry(insns, program::FENTRY, func_id, btf_obj.as_fd(), debug)
-        .map_err(|(e, log)| {
-        let log = if debug {
-            format!("\n{log}")
-        } else {
-            String::new()
-        };
-        ProbeError::from_load(format!("loading fentry against the drm module: {e}{log}"))
-    })?;
+    let fd = syscall::load_module_fentry(insns, name, func_id, btf_obj.as_fd(), debug).map_err(
+        |(e, log)| {
+            let log = if debug {
+                format!("\n{log}")
+            } else {
+                String::new()
+            };
+            ProbeError::from_load(format!("loading fentry against the drm module: {e}{log}"))
+        },
+    )?;
     let id = syscall::object_id(fd.as_fd()).map_err(|e| other(&e))?;
     let info: ProgramInfo = loaded_programs()
         .filter_map(Result::ok)
         .find(|p| p.id() == id)
         .ok_or_else(|| other(&"the loaded program vanished"))?;
     // SAFETY: the program was loaded as BPF_PROG_TYPE_TRACING / fentry above.
-    let fentry = unsafe { FEntry::from_program_info(info, Cow::Borrowed(program::FENTRY)) }
-        .map_err(|e| other(&e))?;
+    let fentry =
+        unsafe { FEntry::from_program_info(info, Cow::Borrowed(name)) }.map_err(|e| other(&e))?;
     drop(fd);
     Ok(fentry)
 }

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use aya::{Ebpf, EbpfLoader};
 use kubenpu_ebpf::{global, map};
 
-pub use attach::{Hook, HookChoice};
+pub use attach::{Hook, HookChoice, load_on_module};
 pub use btf::{Btf, BtfError};
 pub use pins::cleanup;
 pub use read::{Counter, Losses, pinned as read_pinned};
@@ -24,7 +24,7 @@ pub use read::{Counter, Losses, pinned as read_pinned};
 use crate::program::OBJECT;
 
 /// Where the kernel's own BTF is.
-const VMLINUX_BTF: &str = "/sys/kernel/btf/vmlinux";
+pub const VMLINUX_BTF: &str = "/sys/kernel/btf/vmlinux";
 
 /// What loading needs to know.
 #[derive(Debug, Clone)]
