@@ -81,7 +81,9 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
             _ = interrupt.recv() => break,
             _ = drain.tick() => {
                 for key in probe.drain_notes()? {
-                    debug_note(&key);
+                    if config.debug {
+                        log(format_args!("new key: cgroup {} dev {:#x} nr {:#04x}", key.cgroup_id, key.dev, key.nr));
+                    }
                 }
             }
             _ = rescan.tick() => {
@@ -156,15 +158,6 @@ fn report_rejections(now: &Vendors, before: &Vendors) {
         if !before.rejected.contains(rejection) {
             log(format_args!("{rejection}"));
         }
-    }
-}
-
-fn debug_note(key: &kubenpu_ebpf::CountKey) {
-    if std::env::var_os("KUBENPU_DEBUG_NOTES").is_some() {
-        log(format_args!(
-            "new key: cgroup {} dev {:#x} nr {:#04x}",
-            key.cgroup_id, key.dev, key.nr
-        ));
     }
 }
 

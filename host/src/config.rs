@@ -14,7 +14,8 @@ pub struct AgentConfig {
     /// Hook on drm_ioctl: fentry where the kernel allows it, else kprobe.
     #[arg(long, value_enum, default_value = "auto")]
     pub hook: HookChoice,
-    /// Print the kernel verifier's full log if a program is rejected.
+    /// Print the kernel verifier's full log if a program is rejected, and
+    /// each new (cgroup, device, ioctl) key as the kernel notes it.
     #[arg(long)]
     pub debug: bool,
     /// bpffs directory where the maps and link are pinned, so counts
