@@ -15,16 +15,6 @@ pub enum Subsystem {
     Accel,
 }
 
-impl Subsystem {
-    /// `drm` or `accel`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Subsystem::Drm => "drm",
-            Subsystem::Accel => "accel",
-        }
-    }
-}
-
 /// A device number as sysfs' `dev` files write it (`226:128`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct DevNum {

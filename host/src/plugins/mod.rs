@@ -272,11 +272,6 @@ impl PluginHost {
         &self.dir
     }
 
-    /// The sandbox plugins run in.
-    pub fn sandbox(&self) -> &Sandbox {
-        &self.sandbox
-    }
-
     /// Re-reads the plugins directory (loading new and changed files only)
     /// and returns the vendors now in force.
     pub fn scan(&mut self) -> std::io::Result<Vendors> {

@@ -50,7 +50,7 @@ pub enum ProbeError {
     Layout(String),
     /// The kernel refused for lack of privilege.
     #[error(
-        "the kernel refused to load BPF programs ({0}): the agent needs CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE (or root)"
+        "the kernel refused to load BPF programs ({0}): the agent needs CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN): run it as root or grant them"
     )]
     Permission(String),
     /// The pin directory cannot be made: bpffs is not mounted there.
