@@ -3,17 +3,36 @@
 //! plugins until SIGTERM. The program stays attached and counting when the
 //! agent stops; the next agent adopts it.
 
-use std::path::Path;
+use std::{
+    path::{Path, PathBuf},
+    time::{Duration, Instant},
+};
 
 use tokio::{signal::unix, sync::mpsc, time};
 
 use crate::{
+    attribution::{
+        Attributor,
+        cri::Cri,
+        index::CgroupIndex,
+        ledger::Ledger,
+        mount,
+        resolver::{self, Report},
+    },
     config::AgentConfig,
     device_table::DeviceTable,
     discovery::{self, Roots},
     plugins::{PluginHost, Vendors, Watcher},
     probe::{self, Probe},
+    usage::Usage,
 };
+
+/// The least time between two walks of the cgroup hierarchy: cgroups
+/// created faster than this are named a walk later.
+const MIN_WALK_INTERVAL: Duration = Duration::from_millis(500);
+
+/// How often an absent container runtime is tried again.
+const CRI_RETRY: Duration = Duration::from_secs(2);
 
 /// Runs the agent until SIGTERM or SIGINT.
 pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
@@ -26,7 +45,7 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
         ));
         return Ok(());
     }
-    preflight()?;
+    let cgroup_root = preflight(config.cgroup_root.as_deref())?;
     let roots = Roots {
         sysfs: config.sysfs_root.clone(),
         dev: config.dev_root.clone(),
@@ -51,8 +70,18 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
         probe.hook().as_str(),
         probe.hook_reason()
     ));
+    let mut usage = Usage::new(
+        Attributor::new(CgroupIndex::new(&cgroup_root, MIN_WALK_INTERVAL)),
+        Ledger::new(config.series_grace),
+        !config.exclude_outside_pods,
+    );
+    log(format_args!("cgroups: {}", cgroup_root.display()));
+    let (asks, mut reports) = resolver::spawn(
+        Cri::new(config.cri_socket.clone(), config.cri_timeout),
+        CRI_RETRY,
+    );
     let mut devices = discovery::discover(&roots).devices;
-    let claimed = install(&mut probe, devices.clone(), vendors.clone())?;
+    let claimed = install(&mut probe, &mut usage, devices.clone(), vendors.clone())?;
 
     let (vendor_tx, mut vendor_rx) = mpsc::unbounded_channel();
     let _watcher = if config.plugins_dir.is_dir() {
@@ -80,20 +109,47 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
             _ = terminate.recv() => break,
             _ = interrupt.recv() => break,
             _ = drain.tick() => {
+                let now = Instant::now();
                 for key in probe.drain_notes()? {
                     if config.debug {
                         log(format_args!("new key: cgroup {} dev {:#x} nr {:#04x}", key.cgroup_id, key.dev, key.nr));
                     }
+                    if let Some(ask) = usage.attributor.note(key.cgroup_id, now) {
+                        let _ = asks.send(ask);
+                    }
                 }
             }
+            Some(report) = reports.recv() => match report {
+                Report::Answer(ask, owner) => {
+                    if config.debug {
+                        log(format_args!("CRI: {ask:?} is {owner:?}"));
+                    }
+                    usage.attributor.answer(ask, owner);
+                }
+                Report::Down(e) => log(format_args!(
+                    "{e}; counting goes on, and new containers are named when it answers"
+                )),
+                Report::Up(socket) => log(format_args!("CRI: {}", socket.display())),
+            },
             _ = rescan.tick() => {
+                let (counters, _) = probe.counts()?;
+                let sweep = usage.sweep(&counters, Instant::now());
+                for ask in sweep.asks {
+                    let _ = asks.send(ask);
+                }
+                if !sweep.gone.is_empty() {
+                    let removed = probe.remove_cgroups(&sweep.gone)?;
+                    if config.debug {
+                        log(format_args!("{} cgroup(s) gone: {removed} counter(s) folded", sweep.gone.len()));
+                    }
+                }
                 if probe.reattach_if_drm_reloaded()? {
                     log(format_args!("hook {}: {}", probe.hook().as_str(), probe.hook_reason()));
                 }
                 let now = discovery::discover(&roots).devices;
                 if now != devices {
                     devices = now;
-                    install(&mut probe, devices.clone(), vendors.clone())?;
+                    install(&mut probe, &mut usage, devices.clone(), vendors.clone())?;
                 }
             }
             Some(update) = vendor_rx.recv() => match update {
@@ -103,7 +159,7 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
                         log(format_args!("vendors: {}", summary(&update)));
                     }
                     vendors = update;
-                    install(&mut probe, devices.clone(), vendors.clone())?;
+                    install(&mut probe, &mut usage, devices.clone(), vendors.clone())?;
                 }
                 Err(e) => log(format_args!("cannot read the plugins directory: {e}")),
             },
@@ -120,6 +176,7 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
 /// returns how many devices are.
 fn install(
     probe: &mut Probe,
+    usage: &mut Usage,
     devices: Vec<discovery::Device>,
     vendors: Vendors,
 ) -> anyhow::Result<usize> {
@@ -128,6 +185,7 @@ fn install(
         log(format_args!("{problem}"));
     }
     probe.upload(&table)?;
+    usage.learn(&table);
     let claimed: Vec<String> = table
         .claimed()
         .map(|(device, vendor)| format!("{} ({})", device.name, vendor.name()))
@@ -167,8 +225,8 @@ const CAP_PERFMON: u64 = 1 << 38;
 const CAP_BPF: u64 = 1 << 39;
 
 /// What the kernel must offer, checked before anything is loaded so each
-/// gap is one line with its remedy.
-fn preflight() -> anyhow::Result<()> {
+/// gap is one line with its remedy. Returns the cgroup2 hierarchy's root.
+fn preflight(cgroup_root: Option<&Path>) -> anyhow::Result<PathBuf> {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let effective = status
         .lines()
@@ -186,17 +244,21 @@ fn preflight() -> anyhow::Result<()> {
             "no kernel BTF at /sys/kernel/btf/vmlinux: the kernel needs CONFIG_DEBUG_INFO_BTF=y"
         );
     }
-    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    if !mounts.lines().any(|l| {
-        l.split(" - ")
-            .nth(1)
-            .is_some_and(|fs| fs.starts_with("cgroup2 "))
-    }) {
-        anyhow::bail!(
-            "cgroup v2 is not mounted: per-pod counts need the unified hierarchy (mount -t cgroup2 none /sys/fs/cgroup)"
-        );
+    if let Some(root) = cgroup_root {
+        if !root.join("cgroup.procs").exists() {
+            anyhow::bail!(
+                "--cgroup-root {} is not a cgroup v2 hierarchy (no cgroup.procs in it)",
+                root.display()
+            );
+        }
+        return Ok(root.to_owned());
     }
-    Ok(())
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    mount::cgroup2_mount(&mounts).ok_or_else(|| {
+        anyhow::anyhow!(
+            "cgroup v2 is not mounted: per-pod counts need the unified hierarchy (mount -t cgroup2 none /sys/fs/cgroup), or give its mount point with --cgroup-root"
+        )
+    })
 }
 
 /// One line on stderr, prefixed with the program's name.

@@ -44,6 +44,26 @@ pub struct AgentConfig {
     /// How often to drain the kernel's new-key notes.
     #[arg(long, default_value = "100ms", value_parser = parse_duration)]
     pub drain_interval: Duration,
+    /// The cgroup v2 hierarchy the kernel's cgroup ids refer to; found in
+    /// /proc/self/mountinfo when not given (/sys/fs/cgroup, or
+    /// /sys/fs/cgroup/unified on hybrid nodes).
+    #[arg(long)]
+    pub cgroup_root: Option<PathBuf>,
+    /// The container runtime's CRI socket; when not given, the first of
+    /// the usual containerd, CRI-O, k3s and cri-dockerd sockets that exists.
+    #[arg(long)]
+    pub cri_socket: Option<PathBuf>,
+    /// How long one CRI call may take.
+    #[arg(long, default_value = "2s", value_parser = parse_duration)]
+    pub cri_timeout: Duration,
+    /// How long the series of a pod that is gone is still exported, so a
+    /// scrape sees its final count.
+    #[arg(long, default_value = "5m", value_parser = parse_duration)]
+    pub series_grace: Duration,
+    /// Leave out calls by processes outside pods (by default they are
+    /// counted with empty pod, namespace and container labels).
+    #[arg(long)]
+    pub exclude_outside_pods: bool,
 }
 
 /// `250ms`, `2s`, `1m`.

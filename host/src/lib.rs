@@ -3,9 +3,11 @@
 //! Data flows one way: [`discovery`] finds the node's devices and
 //! [`plugins`] the vendors; [`device_table`] joins them into the table the
 //! kernel program's maps are filled from; the embedded [`program`] counts
-//! the ioctls that table selects.
+//! the ioctls that table selects; [`attribution`] names the pod behind each
+//! cgroup and [`usage`] folds the counts per pod.
 
 pub mod agent;
+pub mod attribution;
 pub mod config;
 pub mod device_table;
 pub mod discovery;
@@ -13,3 +15,4 @@ pub mod plugins;
 pub mod probe;
 pub mod program;
 pub mod report;
+pub mod usage;

@@ -174,6 +174,20 @@ impl Probe {
         tables::upload(&mut self.ebpf, table)
     }
 
+    /// What the program has counted, and lost, so far.
+    pub fn counts(&self) -> Result<(Vec<Counter>, Losses), ProbeError> {
+        read::live(&self.ebpf)
+    }
+
+    /// Deletes the counters of cgroups that are gone (after their counts
+    /// were folded into totals); returns how many entries went.
+    pub fn remove_cgroups(
+        &mut self,
+        cgroups: &std::collections::HashSet<u64>,
+    ) -> Result<usize, ProbeError> {
+        read::remove_cgroups(&mut self.ebpf, cgroups)
+    }
+
     /// New keys the program noted since the last drain.
     pub fn drain_notes(&mut self) -> Result<Vec<kubenpu_ebpf::CountKey>, ProbeError> {
         read::drain_notes(&mut self.ebpf)

@@ -76,6 +76,39 @@ fn sum_losses<T: Borrow<MapData>>(
         .collect()
 }
 
+/// Counters and losses in the loaded program's maps.
+pub fn live(ebpf: &Ebpf) -> Result<(Vec<Counter>, Losses), ProbeError> {
+    let map = |name: &str| {
+        ebpf.map(name)
+            .ok_or_else(|| other(format!("no {name} map")))
+    };
+    let counts = sum_counts(PerCpuHashMap::try_from(map(map::COUNTS)?).map_err(other)?)?;
+    let losses = sum_losses(PerCpuArray::try_from(map(map::LOSSES)?).map_err(other)?)?;
+    Ok((counts, losses))
+}
+
+/// Deletes the counters of `cgroups` (gone, their counts folded into
+/// totals), so the map holds live cgroups only. Returns how many went.
+pub fn remove_cgroups(
+    ebpf: &mut Ebpf,
+    cgroups: &std::collections::HashSet<u64>,
+) -> Result<usize, ProbeError> {
+    let map = ebpf
+        .map_mut(map::COUNTS)
+        .ok_or_else(|| other("no COUNTS map"))?;
+    let mut counts: PerCpuHashMap<&mut MapData, CountKey, u64> =
+        PerCpuHashMap::try_from(map).map_err(other)?;
+    let doomed: Vec<CountKey> = counts
+        .keys()
+        .filter_map(Result::ok)
+        .filter(|key| cgroups.contains(&key.cgroup_id))
+        .collect();
+    for key in &doomed {
+        counts.remove(key).map_err(other)?;
+    }
+    Ok(doomed.len())
+}
+
 /// The new-key notes waiting in the ring buffer.
 pub fn drain_notes(ebpf: &mut Ebpf) -> Result<Vec<CountKey>, ProbeError> {
     let map = ebpf
