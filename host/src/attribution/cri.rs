@@ -222,7 +222,7 @@ impl Cri {
 }
 
 /// A gRPC channel over a unix socket (the URI is required but unused).
-async fn connect_unix(socket: &Path, timeout: Duration) -> Result<Channel, String> {
+pub async fn connect_unix(socket: &Path, timeout: Duration) -> Result<Channel, String> {
     let path = socket.to_owned();
     let connector = tower::service_fn(move |_: tonic::transport::Uri| {
         let path = path.clone();
