@@ -5,10 +5,18 @@
 
 use std::{
     path::{Path, PathBuf},
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
     time::{Duration, Instant},
 };
 
-use tokio::{signal::unix, sync::mpsc, time};
+use tokio::{
+    signal::unix,
+    sync::{mpsc, oneshot},
+    time,
+};
 
 use crate::{
     attribution::{
@@ -17,13 +25,15 @@ use crate::{
         index::CgroupIndex,
         ledger::Ledger,
         mount,
-        resolver::{self, Report},
+        resolver::{self, Ask, Report},
     },
     config::AgentConfig,
     device_table::DeviceTable,
     discovery::{self, Roots},
+    metrics::{DeviceInfo, PluginInfo, Snapshot},
     plugins::{PluginHost, Vendors, Watcher},
     probe::{self, Probe},
+    server,
     usage::Usage,
 };
 
@@ -46,12 +56,23 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
         return Ok(());
     }
     let cgroup_root = preflight(config.cgroup_root.as_deref())?;
+    // Bound first, so a taken port is reported before anything is loaded;
+    // /healthz answers while the rest starts.
+    let listener = server::bind(config.listen).await?;
+    let ready = Arc::new(AtomicBool::new(false));
+    let (query_tx, mut queries) = mpsc::channel(16);
+    let (stop_server, server_stopped) = oneshot::channel::<()>();
+    let server = tokio::spawn(server::serve(listener, query_tx, ready.clone(), async {
+        let _ = server_stopped.await;
+    }));
+    log(format_args!("serving /metrics on {}", config.listen));
+
     let roots = Roots {
         sysfs: config.sysfs_root.clone(),
         dev: config.dev_root.clone(),
     };
     let mut host = PluginHost::new(&config.plugins_dir)?;
-    let mut vendors = host.scan().map_err(|e| {
+    let vendors = host.scan().map_err(|e| {
         anyhow::anyhow!(
             "cannot read the plugins directory {}: {e}",
             config.plugins_dir.display()
@@ -59,7 +80,7 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
     })?;
     report_rejections(&vendors, &Vendors::default());
 
-    let mut probe = Probe::start(probe::Config {
+    let probe = Probe::start(probe::Config {
         pin_dir: config.pin_path.clone(),
         hook: config.hook,
         max_counters: config.max_counters,
@@ -70,18 +91,25 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
         probe.hook().as_str(),
         probe.hook_reason()
     ));
-    let mut usage = Usage::new(
-        Attributor::new(CgroupIndex::new(&cgroup_root, MIN_WALK_INTERVAL)),
-        Ledger::new(config.series_grace),
-        !config.exclude_outside_pods,
-    );
     log(format_args!("cgroups: {}", cgroup_root.display()));
     let (asks, mut reports) = resolver::spawn(
         Cri::new(config.cri_socket.clone(), config.cri_timeout),
         CRI_RETRY,
     );
-    let mut devices = discovery::discover(&roots).devices;
-    let claimed = install(&mut probe, &mut usage, devices.clone(), vendors.clone())?;
+    let mut agent = Agent {
+        usage: Usage::new(
+            Attributor::new(CgroupIndex::new(&cgroup_root, MIN_WALK_INTERVAL)),
+            Ledger::new(config.series_grace),
+            !config.exclude_outside_pods,
+        ),
+        table: DeviceTable::build(discovery::discover(&roots).devices, vendors),
+        node: node_name(),
+        probe,
+        asks,
+        cri_up: false,
+        debug: config.debug,
+    };
+    let claimed = agent.install()?;
 
     let (vendor_tx, mut vendor_rx) = mpsc::unbounded_channel();
     let _watcher = if config.plugins_dir.is_dir() {
@@ -103,68 +131,45 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
     for timer in [&mut rescan, &mut drain] {
         timer.set_missed_tick_behavior(time::MissedTickBehavior::Delay);
     }
+    ready.store(true, Ordering::Release);
     log(format_args!("ready: counting on {claimed} device(s)"));
     loop {
         tokio::select! {
             _ = terminate.recv() => break,
             _ = interrupt.recv() => break,
-            _ = drain.tick() => {
-                let now = Instant::now();
-                for key in probe.drain_notes()? {
-                    if config.debug {
-                        log(format_args!("new key: cgroup {} dev {:#x} nr {:#04x}", key.cgroup_id, key.dev, key.nr));
-                    }
-                    if let Some(ask) = usage.attributor.note(key.cgroup_id, now) {
-                        let _ = asks.send(ask);
-                    }
-                }
+            _ = drain.tick() => agent.drain()?,
+            Some(report) = reports.recv() => agent.report(report),
+            Some(query) = queries.recv() => {
+                let _ = query.send(agent.snapshot()?);
             }
-            Some(report) = reports.recv() => match report {
-                Report::Answer(ask, owner) => {
-                    if config.debug {
-                        log(format_args!("CRI: {ask:?} is {owner:?}"));
-                    }
-                    usage.attributor.answer(ask, owner);
-                }
-                Report::Down(e) => log(format_args!(
-                    "{e}; counting goes on, and new containers are named when it answers"
-                )),
-                Report::Up(socket) => log(format_args!("CRI: {}", socket.display())),
-            },
             _ = rescan.tick() => {
-                let (counters, _) = probe.counts()?;
-                let sweep = usage.sweep(&counters, Instant::now());
-                for ask in sweep.asks {
-                    let _ = asks.send(ask);
+                agent.sweep()?;
+                if agent.probe.reattach_if_drm_reloaded()? {
+                    log(format_args!("hook {}: {}", agent.probe.hook().as_str(), agent.probe.hook_reason()));
                 }
-                if !sweep.gone.is_empty() {
-                    let removed = probe.remove_cgroups(&sweep.gone)?;
-                    if config.debug {
-                        log(format_args!("{} cgroup(s) gone: {removed} counter(s) folded", sweep.gone.len()));
-                    }
-                }
-                if probe.reattach_if_drm_reloaded()? {
-                    log(format_args!("hook {}: {}", probe.hook().as_str(), probe.hook_reason()));
-                }
-                let now = discovery::discover(&roots).devices;
-                if now != devices {
-                    devices = now;
-                    install(&mut probe, &mut usage, devices.clone(), vendors.clone())?;
+                let devices = discovery::discover(&roots).devices;
+                if devices != agent.devices() {
+                    agent.table = DeviceTable::build(devices, agent.table.vendors.clone());
+                    agent.install()?;
                 }
             }
             Some(update) = vendor_rx.recv() => match update {
                 Ok(update) => {
-                    report_rejections(&update, &vendors);
-                    if summary(&update) != summary(&vendors) {
+                    report_rejections(&update, &agent.table.vendors);
+                    if summary(&update) != summary(&agent.table.vendors) {
                         log(format_args!("vendors: {}", summary(&update)));
                     }
-                    vendors = update;
-                    install(&mut probe, &mut usage, devices.clone(), vendors.clone())?;
+                    agent.table = DeviceTable::build(agent.devices(), update);
+                    agent.install()?;
                 }
                 Err(e) => log(format_args!("cannot read the plugins directory: {e}")),
             },
         }
     }
+    ready.store(false, Ordering::Release);
+    let _ = stop_server.send(());
+    drop(queries);
+    let _ = time::timeout(Duration::from_secs(5), server).await;
     log(format_args!(
         "stopping; the program stays attached and counting, pinned at {}",
         config.pin_path.display()
@@ -172,32 +177,138 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Builds the device table and uploads it; logs what is counted and
-/// returns how many devices are.
-fn install(
-    probe: &mut Probe,
-    usage: &mut Usage,
-    devices: Vec<discovery::Device>,
-    vendors: Vendors,
-) -> anyhow::Result<usize> {
-    let table = DeviceTable::build(devices, vendors);
-    for problem in &table.problems {
-        log(format_args!("{problem}"));
+/// What the agent's loop owns.
+struct Agent {
+    probe: Probe,
+    usage: Usage,
+    /// The devices and vendors in force.
+    table: DeviceTable,
+    /// Questions for the container runtime.
+    asks: mpsc::UnboundedSender<Ask>,
+    /// The Kubernetes node, for `kubenpu_device_info`.
+    node: String,
+    cri_up: bool,
+    debug: bool,
+}
+
+impl Agent {
+    /// The discovered devices.
+    fn devices(&self) -> Vec<discovery::Device> {
+        self.table
+            .entries
+            .iter()
+            .map(|e| e.device.clone())
+            .collect()
     }
-    probe.upload(&table)?;
-    usage.learn(&table);
-    let claimed: Vec<String> = table
-        .claimed()
-        .map(|(device, vendor)| format!("{} ({})", device.name, vendor.name()))
-        .collect();
-    if claimed.is_empty() {
-        log(format_args!(
-            "no accelerator found: idle, watching for devices and plugins"
-        ));
-    } else {
-        log(format_args!("counting on {}", claimed.join(", ")));
+
+    /// Uploads the device table; logs what is counted and returns how
+    /// many devices are.
+    fn install(&mut self) -> anyhow::Result<usize> {
+        for problem in &self.table.problems {
+            log(format_args!("{problem}"));
+        }
+        self.probe.upload(&self.table)?;
+        self.usage.learn(&self.table);
+        let claimed: Vec<String> = self
+            .table
+            .claimed()
+            .map(|(device, vendor)| format!("{} ({})", device.name, vendor.name()))
+            .collect();
+        if claimed.is_empty() {
+            log(format_args!(
+                "no accelerator found: idle, watching for devices and plugins"
+            ));
+        } else {
+            log(format_args!("counting on {}", claimed.join(", ")));
+        }
+        Ok(claimed.len())
     }
-    Ok(claimed.len())
+
+    /// Takes the kernel's new-key notes: a new cgroup is named at once.
+    fn drain(&mut self) -> anyhow::Result<()> {
+        let now = Instant::now();
+        for key in self.probe.drain_notes()? {
+            if self.debug {
+                log(format_args!(
+                    "new key: cgroup {} dev {:#x} nr {:#04x}",
+                    key.cgroup_id, key.dev, key.nr
+                ));
+            }
+            if let Some(ask) = self.usage.attributor.note(key.cgroup_id, now) {
+                let _ = self.asks.send(ask);
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes a report of the CRI resolver.
+    fn report(&mut self, report: Report) {
+        match report {
+            Report::Answer(ask, owner) => {
+                if self.debug {
+                    log(format_args!("CRI: {ask:?} is {owner:?}"));
+                }
+                self.usage.attributor.answer(ask, owner);
+            }
+            Report::Down(e) => {
+                self.cri_up = false;
+                log(format_args!(
+                    "{e}; counting goes on, and new containers are named when it answers"
+                ));
+            }
+            Report::Up(socket) => {
+                self.cri_up = true;
+                log(format_args!("CRI: {}", socket.display()));
+            }
+        }
+    }
+
+    /// Folds gone cgroups and deletes their counters from the kernel map.
+    fn sweep(&mut self) -> anyhow::Result<()> {
+        let (counters, _) = self.probe.counts()?;
+        let sweep = self.usage.sweep(&counters, Instant::now());
+        for ask in sweep.asks {
+            let _ = self.asks.send(ask);
+        }
+        if !sweep.gone.is_empty() {
+            let removed = self.probe.remove_cgroups(&sweep.gone)?;
+            if self.debug {
+                log(format_args!(
+                    "{} cgroup(s) gone: {removed} counter(s) folded",
+                    sweep.gone.len()
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Everything a scrape shows, read now.
+    fn snapshot(&mut self) -> anyhow::Result<Snapshot> {
+        let (counters, losses) = self.probe.counts()?;
+        Ok(Snapshot {
+            ioctls: self.usage.totals(&counters, Instant::now()),
+            devices: DeviceInfo::rows(&self.table, &self.node),
+            plugins: PluginInfo::rows(&self.table),
+            losses,
+            index_rebuilds: self.usage.attributor.index().rebuilds(),
+            hook: self.probe.hook().as_str(),
+            cri_up: self.cri_up,
+        })
+    }
+}
+
+/// The Kubernetes node's name: `NODE_NAME` (set from the downward API),
+/// else the hostname.
+fn node_name() -> String {
+    std::env::var("NODE_NAME")
+        .ok()
+        .filter(|name| !name.is_empty())
+        .or_else(|| {
+            std::fs::read_to_string("/proc/sys/kernel/hostname")
+                .ok()
+                .map(|h| h.trim().to_owned())
+        })
+        .unwrap_or_default()
 }
 
 /// The vendors in force, one line: `name version (source)`, ...

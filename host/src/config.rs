@@ -60,6 +60,9 @@ pub struct AgentConfig {
     /// scrape sees its final count.
     #[arg(long, default_value = "5m", value_parser = parse_duration)]
     pub series_grace: Duration,
+    /// Where /metrics, /healthz, /readyz and /api/v1/usage are served.
+    #[arg(long, default_value = "0.0.0.0:8080")]
+    pub listen: std::net::SocketAddr,
     /// Leave out calls by processes outside pods (by default they are
     /// counted with empty pod, namespace and container labels).
     #[arg(long)]

@@ -19,6 +19,11 @@ mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 while read -r module; do
   insmod "/lib/modules/$module" || fail "insmod $module"
 done < /lib/modules/load-order
+ip link set lo up
+# qemu's user network, when the VM has a card.
+if [ -e /sys/class/net/eth0 ]; then
+  ip addr add 10.0.2.15/24 dev eth0 && ip link set eth0 up && ip route add default via 10.0.2.2 || fail "network"
+fi
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 shared /shared || fail "mount the shared directory"
 cd /shared
 echo "@NONCE@ begin"

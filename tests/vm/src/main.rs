@@ -58,6 +58,10 @@ enum Cmd {
         /// Virtual CPUs.
         #[arg(long, default_value_t = 2)]
         cpus: u32,
+        /// Forward the host's loopback port to a guest port, as HOST:GUEST
+        /// (gives the guest a network card).
+        #[arg(long = "forward", value_parser = parse_forward)]
+        forwards: Vec<(u16, u16)>,
         /// Seconds before an unfinished guest is stopped and the run fails.
         #[arg(long, default_value_t = 180)]
         timeout: u64,
@@ -74,6 +78,12 @@ fn parse_file(spec: &str) -> Result<(PathBuf, String), String> {
             "{spec:?} is not HOST:GUEST with an absolute GUEST path"
         )),
     }
+}
+
+fn parse_forward(spec: &str) -> Result<(u16, u16), String> {
+    spec.split_once(':')
+        .and_then(|(host, guest)| Some((host.parse().ok()?, guest.parse().ok()?)))
+        .ok_or_else(|| format!("{spec:?} is not HOST:GUEST with two port numbers"))
 }
 
 fn main() -> ExitCode {
@@ -116,6 +126,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             devices,
             modules,
             cpus,
+            forwards,
             timeout,
             command,
         } => {
@@ -125,6 +136,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 .echo(true);
             for device in devices {
                 vm = vm.device(&device);
+            }
+            for (host, guest) in forwards {
+                vm = vm.forward(host, guest);
             }
             for module in modules {
                 vm = vm.module(&module);

@@ -27,6 +27,7 @@ pub struct Vm {
     files: Vec<(String, u32, Vec<u8>)>,
     devices: Vec<String>,
     shared: Option<PathBuf>,
+    forwards: Vec<(u16, u16)>,
     timeout: Duration,
     cpus: u32,
     memory_mib: u32,
@@ -55,6 +56,7 @@ impl Vm {
             files: Vec::new(),
             devices: Vec::new(),
             shared: None,
+            forwards: Vec::new(),
             timeout: Duration::from_secs(180),
             cpus: 2,
             memory_mib: 1024,
@@ -100,6 +102,14 @@ impl Vm {
         self
     }
 
+    /// Gives the guest a network card (10.0.2.15, qemu's user network) and
+    /// forwards TCP port `host` on the host's loopback to port `guest` in
+    /// the guest, so a host process can reach a guest server.
+    pub fn forward(mut self, host: u16, guest: u16) -> Self {
+        self.forwards.push((host, guest));
+        self
+    }
+
     /// Fails the run if the guest has not reported a status by then.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
@@ -129,6 +139,7 @@ impl Vm {
             .iter()
             .copied()
             .chain(self.modules.iter().map(String::as_str))
+            .chain((!self.forwards.is_empty()).then_some("virtio_net"))
             .collect();
         let modules = index.load_order(&wanted)?;
         let nonce = nonce();
@@ -206,8 +217,17 @@ impl Vm {
                 "local,id=shared,path={},security_model=none",
                 shared.display()
             ))
-            .args(["-device", "virtio-9p-pci,fsdev=shared,mount_tag=shared"])
-            .stdin(Stdio::null())
+            .args(["-device", "virtio-9p-pci,fsdev=shared,mount_tag=shared"]);
+        if !self.forwards.is_empty() {
+            let forwards: String = self
+                .forwards
+                .iter()
+                .map(|(host, guest)| format!(",hostfwd=tcp:127.0.0.1:{host}-:{guest}"))
+                .collect();
+            cmd.args(["-netdev", &format!("user,id=net0{forwards}")])
+                .args(["-device", "virtio-net-pci,netdev=net0"]);
+        }
+        cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         cmd

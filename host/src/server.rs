@@ -1,0 +1,152 @@
+//! The agent's HTTP face: `/metrics` for Prometheus, `/healthz` and
+//! `/readyz` for kubelet's probes, and `/api/v1/usage` (per-series totals
+//! as JSON) for `kubenpuctl top`.
+//!
+//! The server owns no state: each request asks the agent's loop for a
+//! fresh [`Snapshot`], so what is served is read from the kernel at
+//! request time and the loop stays the only owner of the maps.
+
+use std::{
+    net::SocketAddr,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::Duration,
+};
+
+use axum::{
+    Json, Router,
+    extract::State,
+    http::{HeaderMap, StatusCode, header},
+    response::{IntoResponse, Response},
+    routing::get,
+};
+use serde::{Deserialize, Serialize};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::metrics::{self, Format, Snapshot};
+
+/// A request for a snapshot, answered by the agent's loop.
+pub type Query = oneshot::Sender<Snapshot>;
+
+/// How long a request waits for the loop before answering 503.
+const LOOP_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[derive(Clone)]
+struct Shared {
+    queries: mpsc::Sender<Query>,
+    ready: Arc<AtomicBool>,
+}
+
+/// One series in `/api/v1/usage`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UsageRow {
+    /// The pod's namespace; empty outside pods.
+    pub namespace: String,
+    /// The pod; empty outside pods.
+    pub pod: String,
+    /// The container; empty outside pods.
+    pub container: String,
+    /// The device's stable name.
+    pub device: String,
+    /// The vendor.
+    pub vendor: String,
+    /// submit, alloc or wait.
+    pub kind: String,
+    /// Calls so far.
+    pub calls: u64,
+}
+
+/// The body of `/api/v1/usage`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Usage {
+    /// Every series.
+    pub series: Vec<UsageRow>,
+}
+
+/// Binds `addr`, with the fix in the error.
+pub async fn bind(addr: SocketAddr) -> anyhow::Result<tokio::net::TcpListener> {
+    tokio::net::TcpListener::bind(addr).await.map_err(|e| {
+        anyhow::anyhow!("cannot listen on {addr}: {e} (choose another address with --listen)")
+    })
+}
+
+/// Serves until `shutdown` resolves, then finishes the requests in flight.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    queries: mpsc::Sender<Query>,
+    ready: Arc<AtomicBool>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let app = Router::new()
+        .route("/metrics", get(metrics_page))
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route("/readyz", get(readyz))
+        .route("/api/v1/usage", get(usage))
+        .with_state(Shared { queries, ready });
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+async fn snapshot(shared: &Shared) -> Result<Snapshot, Response> {
+    let unavailable =
+        || (StatusCode::SERVICE_UNAVAILABLE, "the agent is not ready\n").into_response();
+    let (tx, rx) = oneshot::channel();
+    shared.queries.send(tx).await.map_err(|_| unavailable())?;
+    match tokio::time::timeout(LOOP_TIMEOUT, rx).await {
+        Ok(Ok(snapshot)) => Ok(snapshot),
+        _ => Err(unavailable()),
+    }
+}
+
+async fn metrics_page(State(shared): State<Shared>, headers: HeaderMap) -> Response {
+    let accept = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let format = Format::negotiate(accept);
+    match snapshot(&shared).await {
+        Ok(snapshot) => (
+            [(header::CONTENT_TYPE, format.content_type())],
+            metrics::render(snapshot, format),
+        )
+            .into_response(),
+        Err(response) => response,
+    }
+}
+
+async fn readyz(State(shared): State<Shared>) -> Response {
+    if shared.ready.load(Ordering::Acquire) {
+        "ready\n".into_response()
+    } else {
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "starting: program not attached or device table not built yet\n",
+        )
+            .into_response()
+    }
+}
+
+async fn usage(State(shared): State<Shared>) -> Response {
+    match snapshot(&shared).await {
+        Ok(snapshot) => Json(Usage {
+            series: snapshot
+                .ioctls
+                .into_iter()
+                .map(|(series, calls)| UsageRow {
+                    namespace: series.owner.namespace,
+                    pod: series.owner.pod,
+                    container: series.owner.container,
+                    device: series.device.to_string(),
+                    vendor: series.vendor.to_string(),
+                    kind: series.kind.as_str().to_owned(),
+                    calls,
+                })
+                .collect(),
+        })
+        .into_response(),
+        Err(response) => response,
+    }
+}
