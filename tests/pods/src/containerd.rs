@@ -31,6 +31,22 @@ impl Containerd {
         Ok(containerd)
     }
 
+    /// A handle on a containerd another process started under `dir`; it
+    /// is left running when the handle drops.
+    pub fn attach(dir: &Path) -> anyhow::Result<Self> {
+        if !socket(dir).exists() {
+            bail!(
+                "no containerd socket at {} (start one with `kubenpu-pods containerd --dir {}`)",
+                socket(dir).display(),
+                dir.display()
+            );
+        }
+        Ok(Self {
+            dir: dir.to_owned(),
+            child: None,
+        })
+    }
+
     /// The CRI (and containerd) socket.
     pub fn socket(&self) -> PathBuf {
         socket(&self.dir)
@@ -131,6 +147,18 @@ impl Drop for Containerd {
     }
 }
 
+/// Whether `/` is the kernel's rootfs (an unpacked initramfs).
+fn root_is_initramfs() -> bool {
+    std::fs::read_to_string("/proc/self/mountinfo").is_ok_and(|mounts| {
+        mounts.lines().any(|line| {
+            let mut fields = line.split(' ');
+            let point = fields.nth(4);
+            let filesystem = line.split(" - ").nth(1).and_then(|f| f.split(' ').next());
+            point == Some("/") && matches!(filesystem, Some("rootfs" | "ramfs"))
+        })
+    })
+}
+
 fn socket(dir: &Path) -> PathBuf {
     dir.join("containerd.sock")
 }
@@ -138,9 +166,11 @@ fn socket(dir: &Path) -> PathBuf {
 /// containerd's configuration: private paths; the cgroupfs driver (no
 /// systemd here); the native snapshotter (works on any filesystem); no
 /// CNI (pods use the host network); `restrict_oom_score_adj` because a VM's
-/// root may lack CAP_SYS_RESOURCE.
+/// root may lack CAP_SYS_RESOURCE; and no pivot_root when the root is an
+/// initramfs, which cannot be pivoted away from.
 fn config_toml(dir: &Path) -> String {
     let dir = dir.display();
+    let no_pivot_root = root_is_initramfs();
     format!(
         r#"version = 2
 root = "{dir}/root"
@@ -158,6 +188,7 @@ state = "{dir}/state"
       runtime_type = "io.containerd.runc.v2"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         SystemdCgroup = false
+        NoPivotRoot = {no_pivot_root}
 "#
     )
 }

@@ -41,6 +41,23 @@ impl Image {
         }
     }
 
+    /// Adds an executable at `/bin/<name>` with the shared libraries it
+    /// links, at their own paths, as the dynamic loader lists them.
+    pub fn with_binary(mut self, binary: &Path) -> anyhow::Result<Self> {
+        let name = binary
+            .file_name()
+            .context("a binary needs a file name")?
+            .to_string_lossy();
+        self.files.push((binary.to_owned(), format!("/bin/{name}")));
+        for library in linked_libraries(binary)? {
+            let path = library.to_string_lossy().into_owned();
+            if !self.files.iter().any(|(_, p)| *p == path) {
+                self.files.push((library, path));
+            }
+        }
+        Ok(self)
+    }
+
     /// The sandbox image: a process that sleeps until told to stop.
     pub fn pause() -> Self {
         Self::busybox(
@@ -156,6 +173,37 @@ impl Image {
         Ok(layer.into_inner()?)
     }
 }
+
+/// The loader and libraries `binary` needs, from the dynamic loader's own
+/// list (which works where `ldd` is not installed); none for a static one.
+fn linked_libraries(binary: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let output = std::process::Command::new(LOADER)
+        .arg("--list")
+        .arg(binary)
+        .output()
+        .with_context(|| format!("cannot run {LOADER}"))?;
+    if !output.status.success() {
+        // "not a dynamic executable"
+        return Ok(Vec::new());
+    }
+    let listing = String::from_utf8_lossy(&output.stdout);
+    let mut libraries: Vec<PathBuf> = listing
+        .lines()
+        .filter_map(|line| {
+            let path = match line.split_once("=>") {
+                Some((_, rest)) => rest.split_whitespace().next()?,
+                None => line.split_whitespace().next()?,
+            };
+            path.starts_with('/').then(|| PathBuf::from(path))
+        })
+        .collect();
+    libraries.push(PathBuf::from(LOADER));
+    libraries.dedup();
+    Ok(libraries)
+}
+
+/// The x86-64 dynamic loader.
+const LOADER: &str = "/lib64/ld-linux-x86-64.so.2";
 
 /// Debian's static busybox.
 const BUSYBOX: &str = "/bin/busybox";

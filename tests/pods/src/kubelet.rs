@@ -8,7 +8,7 @@ use anyhow::Context;
 use k8s_cri::v1::{
     ContainerConfig, ContainerMetadata, CreateContainerRequest, Device, ImageSpec,
     LinuxContainerConfig, LinuxContainerSecurityContext, LinuxPodSandboxConfig,
-    LinuxSandboxSecurityContext, ListPodSandboxRequest, NamespaceMode, NamespaceOption,
+    LinuxSandboxSecurityContext, ListPodSandboxRequest, Mount, NamespaceMode, NamespaceOption,
     PodSandboxConfig, PodSandboxMetadata, RemovePodSandboxRequest, RunPodSandboxRequest,
     StartContainerRequest, StopPodSandboxRequest, runtime_service_client::RuntimeServiceClient,
 };
@@ -36,6 +36,8 @@ pub struct ContainerSpec {
     pub command: Vec<String>,
     /// Device nodes passed through at the same path, read-write.
     pub devices: Vec<String>,
+    /// Host directories mounted read-write: (host path, container path).
+    pub mounts: Vec<(String, String)>,
 }
 
 /// A CRI client acting as kubelet.
@@ -103,6 +105,15 @@ impl Kubelet {
                     container_path: path.clone(),
                     host_path: path.clone(),
                     permissions: "rw".to_owned(),
+                })
+                .collect(),
+            mounts: container
+                .mounts
+                .iter()
+                .map(|(host, path)| Mount {
+                    host_path: host.clone(),
+                    container_path: path.clone(),
+                    ..Default::default()
                 })
                 .collect(),
             labels,
