@@ -66,6 +66,7 @@ async fn start_pod() -> Pod {
             image: BUSYBOX_IMAGE.into(),
             command: vec!["/bin/sleep".into(), "3600".into()],
             devices: vec![],
+            mounts: vec![],
         };
         let id = kubelet
             .run_container(&sandbox, &pod, &container)

@@ -19,24 +19,40 @@ use super::test_plugin;
 /// (cgroup id, device `major:minor`, ioctl nr) -> calls.
 pub type Counts = BTreeMap<(u64, String, u64), u64>;
 
-/// The workload binary, built once per test run.
-fn workload() -> PathBuf {
+/// The test binaries of other workspace crates (the workload, and
+/// kubenpu-pods), built once per test run; returns the directory.
+fn test_binaries() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-                .parent()
-                .unwrap()
-                .to_owned();
-            let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-                .current_dir(&root)
-                .args(["build", "--quiet", "-p", "kubenpu-workload"])
-                .status()
-                .unwrap();
-            assert!(status.success(), "building kubenpu-workload failed");
-            root.join("target/debug/kubenpu-workload")
-        })
-        .clone()
+    BUILT.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .unwrap()
+            .to_owned();
+        let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .current_dir(&root)
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "kubenpu-workload",
+                "-p",
+                "kubenpu-pods",
+            ])
+            .status()
+            .unwrap();
+        assert!(status.success(), "building the test binaries failed");
+        root.join("target/debug")
+    })
+}
+
+/// The workload binary.
+fn workload() -> PathBuf {
+    test_binaries().join("kubenpu-workload")
+}
+
+/// kubenpu-pods, which runs containerd and pods in the guest.
+pub fn pods() -> PathBuf {
+    test_binaries().join("kubenpu-pods")
 }
 
 /// A host example binary, built by `cargo test` along with the tests.
@@ -63,7 +79,27 @@ pub struct Results {
 /// `script` after the guest helpers; the script must succeed.
 pub fn run(kernel: Kernel, script: &str) -> Results {
     let dir = tempfile::tempdir().unwrap();
-    let outcome = Vm::new(kernel)
+    let outcome = vm(kernel, dir.path())
+        .device("bochs-display")
+        .module("bochs")
+        .run(&format!(". /drm.sh && . /agent.sh && {script}"))
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    assert_eq!(
+        outcome.status, 0,
+        "the guest script failed on {kernel}:\n{}",
+        outcome.output
+    );
+    Results {
+        dir,
+        output: outcome.output,
+    }
+}
+
+/// A VM booting `kernel` with virtio-gpu and vgem, the agent, kubenpuctl,
+/// the workload and the guest helpers (`/drm.sh`, `/agent.sh`), sharing
+/// `shared` at /shared.
+pub fn vm(kernel: Kernel, shared: &Path) -> Vm {
+    Vm::new(kernel)
         .binary(env!("CARGO_BIN_EXE_kubenpu-agent"))
         .binary(env!("CARGO_BIN_EXE_kubenpuctl"))
         .binary(workload())
@@ -79,20 +115,7 @@ pub fn run(kernel: Kernel, script: &str) -> Results {
             0o644,
             fs::read(test_plugin("vgem-alt")).unwrap(),
         )
-        .device("bochs-display")
-        .module("bochs")
-        .shared_dir(dir.path())
-        .run(&format!(". /drm.sh && . /agent.sh && {script}"))
-        .unwrap_or_else(|e| panic!("{e:#}"));
-    assert_eq!(
-        outcome.status, 0,
-        "the guest script failed on {kernel}:\n{}",
-        outcome.output
-    );
-    Results {
-        dir,
-        output: outcome.output,
-    }
+        .shared_dir(shared)
 }
 
 impl Results {

@@ -102,7 +102,10 @@ async fn run(command: Command) -> anyhow::Result<()> {
     match command {
         Command::Containerd { dir } => {
             let containerd = Containerd::start(&dir)?;
-            eprintln!("kubenpu-pods: containerd ready at {}", containerd.socket().display());
+            eprintln!(
+                "kubenpu-pods: containerd ready at {}",
+                containerd.socket().display()
+            );
             let mut terminate =
                 tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
             tokio::select! {
@@ -112,7 +115,11 @@ async fn run(command: Command) -> anyhow::Result<()> {
             // Dropping it removes every pod, then stops containerd.
             drop(containerd);
         }
-        Command::Image { dir, name, binaries } => {
+        Command::Image {
+            dir,
+            name,
+            binaries,
+        } => {
             let containerd = Containerd::attach(&dir)?;
             Image::pause().import(&containerd, &dir)?;
             let mut image = Image::busybox(&name, &["/bin/sh"]);

@@ -1,0 +1,345 @@
+//! End to end, on the newest kernel: a pod's DRM ioctls become Prometheus
+//! series. In the VM, the agent runs as on a node, and a private containerd
+//! runs pod `default/drm-demo` with two containers created through CRI by
+//! kubenpu-pods acting as kubelet; each container runs the workload with
+//! its own mix of submit, alloc and wait ioctls on virtio-gpu and vgem. On
+//! the host, a real Prometheus scrapes the agent through a forwarded port.
+//!
+//! The steps also show what operators rely on: the runtime absent when the
+//! agent starts, a removed pod's series dropped after the grace period, the
+//! runtime killed mid-run, and a device unplugged and plugged again.
+//! Only the hardware is emulated: qemu's virtio-gpu and the vgem module.
+
+mod support;
+
+use std::{
+    collections::BTreeMap,
+    path::{Path, PathBuf},
+    time::{Duration, Instant},
+};
+
+use kubenpu::http;
+use kubenpu_prometheus::{Prometheus, check_metrics, free_port};
+use kubenpu_vm::Kernel;
+use serde_json::Value;
+
+const POD_UID: &str = "0d6f1e5a-3c2b-4a19-9e7d-5b8c4f2a1e30";
+const GRACE_SECONDS: u64 = 20;
+
+/// (container, device, vendor, kind) -> calls.
+type Series = BTreeMap<(String, String, String, String), u64>;
+
+/// The guest script; `step NAME` waits for the test's checks.
+fn script() -> String {
+    let render = "$VIRTIO_RENDER:0x42:400 $VIRTIO_RENDER:0x44:120 $VIRTIO_RENDER:0x48:300 $VIRTIO_RENDER:0x03:77 $VGEM_CARD:0xb2:50";
+    let encode = "$VGEM_CARD:0x41:700 $VGEM_CARD:0xb2:90 $VIRTIO_CARD:0x48:30 $VIRTIO_CARD:0x42:15";
+    format!(
+        r#"
+        echo e2e > /proc/sys/kernel/hostname
+        # The runtime is absent when the agent starts.
+        start_agent --cri-socket /run/kubenpu-cri/containerd.sock --series-grace {GRACE_SECONDS}s --rescan-interval 1s
+        start_containerd
+        SANDBOX=$(kubenpu-pods pod --dir "$CRI_DIR" --pod default/drm-demo/{POD_UID} --image "$WORKLOAD_IMAGE" \
+          --device "$VIRTIO_CARD" --device "$VIRTIO_RENDER" --device "$VGEM_CARD" --mount /shared:/out \
+          --container "render=kubenpu-workload {render} > /out/render.json && exec sleep 1000000" \
+          --container "encode=kubenpu-workload {encode} > /out/encode.json && exec sleep 1000000") \
+          || {{ tail -20 "$CRI_DIR/containerd.log"; fail "cannot run the pod"; }}
+        wait_file /shared/render.json
+        wait_file /shared/encode.json
+        kubenpuctl devices --json > /shared/devices.json
+        kubenpuctl plugins --json > /shared/plugins.json
+        step counted
+
+        kubenpu-pods remove --dir "$CRI_DIR" "$SANDBOX" || fail "cannot remove the pod"
+        step removed
+
+        kill -KILL $(pidof containerd)
+        issue - $VGEM_CARD:0x41:33
+        step runtime-killed
+
+        vgem=$(grep vgem /lib/modules/load-order)
+        rmmod vgem
+        step unplugged
+        insmod /lib/modules/$vgem
+        step plugged
+
+        stop_agent
+        kill -TERM $PODS_PID
+        cp $AGENT_LOG /shared/agent.log
+        "#
+    )
+}
+
+#[test]
+fn a_pods_ioctls_become_prometheus_series() {
+    let dir = tempfile::tempdir().unwrap();
+    let shared = dir.path().to_owned();
+    let port = free_port().unwrap();
+    let vm = support::guest::vm(Kernel::Sid, &shared)
+        .binary(support::guest::pods())
+        .binary("/usr/bin/containerd")
+        .binary("/usr/bin/containerd-shim-runc-v2")
+        .binary("/usr/bin/runc")
+        .binary("/usr/bin/ctr")
+        .file("/pods.sh", 0o644, include_str!("guest/pods.sh"))
+        .forward(port, 8080)
+        .timeout(Duration::from_secs(900));
+    let guest = std::thread::spawn(move || {
+        vm.run(&format!(
+            ". /drm.sh && . /agent.sh && . /pods.sh && {}",
+            script()
+        ))
+    });
+    let host = Host {
+        shared: shared.clone(),
+        agent: format!("127.0.0.1:{port}"),
+    };
+    let _abort = AbortOnPanic(shared.join("abort"));
+    let prometheus_dir = tempfile::tempdir().unwrap();
+    let prometheus = Prometheus::start(
+        prometheus_dir.path(),
+        std::slice::from_ref(&host.agent),
+        Duration::from_millis(500),
+    )
+    .unwrap();
+
+    // The pod's calls, exactly, under its namespace, pod and containers.
+    host.step("counted", || {
+        let expected = expected(&shared);
+        let exposition = host.metrics();
+        check_metrics(&exposition).unwrap();
+        assert_eq!(pod_series(&exposition), expected, "{exposition}");
+        let query = r#"sum by (container, device, vendor, kind) (kubenpu_ioctl_total{namespace="default", pod="drm-demo"})"#;
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let scraped = loop {
+            let samples = prometheus.query(query).unwrap();
+            let scraped: Series = samples
+                .into_iter()
+                .map(|(l, v)| ((label(&l, "container"), label(&l, "device"), label(&l, "vendor"), label(&l, "kind")), v as u64))
+                .collect();
+            if scraped == expected || Instant::now() > deadline {
+                break scraped;
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        };
+        assert_eq!(scraped, expected, "PromQL: {query}");
+        let devices = prometheus.wait_for("kubenpu_device_info", Duration::from_secs(10)).unwrap();
+        let rows: Vec<(String, String, String, String)> = devices
+            .iter()
+            .map(|(l, _)| (label(l, "device"), label(l, "vendor"), label(l, "driver"), label(l, "pci_id")))
+            .collect();
+        assert!(rows.contains(&(virtio_address(&shared), "virtio_gpu".into(), "virtio_gpu".into(), "1af4:1050".into())), "{rows:?}");
+        assert!(rows.contains(&("faux/vgem".into(), "vgem".into(), "vgem".into(), String::new())), "{rows:?}");
+        assert!(devices.iter().all(|(l, _)| label(l, "node") == "e2e"), "{devices:?}");
+    });
+
+    // A removed pod's series stay for the grace period with their final
+    // counts, then go.
+    host.step("removed", || {
+        let removed_at = Instant::now();
+        assert_eq!(
+            pod_series(&host.metrics()),
+            expected(&shared),
+            "kept during the grace period"
+        );
+        let gone = wait_until(Duration::from_secs(GRACE_SECONDS + 30), || {
+            pod_series(&host.metrics()).is_empty()
+        });
+        assert!(gone, "the removed pod's series outlived the grace period");
+        assert!(
+            removed_at.elapsed() >= Duration::from_secs(GRACE_SECONDS - 5),
+            "dropped before the grace period"
+        );
+    });
+
+    // The runtime dies: the agent says so once and goes on counting.
+    host.step("runtime-killed", || {
+        let counted = wait_until(Duration::from_secs(20), || {
+            host.metrics().contains(r#"kubenpu_ioctl_total{pod="",namespace="",container="",device="faux/vgem",vendor="vgem",kind="submit"} 33"#)
+        });
+        assert!(counted, "calls outside pods were not counted while the runtime is down");
+        assert!(wait_until(Duration::from_secs(20), || host.metrics().contains("kubenpu_cri_up 0")));
+    });
+
+    // A device unplugged and plugged again follows in kubenpu_device_info.
+    let vgem_row = r#"kubenpu_device_info{device="faux/vgem",vendor="vgem",driver="vgem""#;
+    host.step("unplugged", || {
+        assert!(
+            wait_until(Duration::from_secs(20), || !host
+                .metrics()
+                .contains(vgem_row)),
+            "vgem still listed"
+        );
+    });
+    host.step("plugged", || {
+        assert!(
+            wait_until(Duration::from_secs(20), || host
+                .metrics()
+                .contains(vgem_row)),
+            "vgem not listed again"
+        );
+    });
+
+    let outcome = guest.join().unwrap().unwrap_or_else(|e| panic!("{e:#}"));
+    assert_eq!(
+        outcome.status, 0,
+        "the guest script failed:\n{}",
+        outcome.output
+    );
+    let log = std::fs::read_to_string(shared.join("agent.log")).unwrap();
+    let down: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("does not answer"))
+        .collect();
+    assert_eq!(
+        down.len(),
+        2,
+        "one line when absent at start, one when killed:\n{log}"
+    );
+    assert!(down.iter().all(|l| l.contains("counting goes on")), "{log}");
+    assert_eq!(
+        log.matches("CRI: /run/kubenpu-cri/containerd.sock").count(),
+        1,
+        "{log}"
+    );
+    assert!(!log.contains("panicked"), "{log}");
+}
+
+/// The test's side of the guest's steps.
+struct Host {
+    shared: PathBuf,
+    agent: String,
+}
+
+impl Host {
+    /// Waits for the guest to reach `name`, checks, then lets it go on.
+    fn step(&self, name: &str, check: impl FnOnce()) {
+        let marker = self.shared.join(name);
+        let reached = wait_until(Duration::from_secs(600), || marker.exists());
+        assert!(reached, "the guest never reached step {name}");
+        check();
+        std::fs::write(self.shared.join(format!("{name}.done")), "ok").unwrap();
+    }
+
+    /// The agent's exposition in the classic text format.
+    fn metrics(&self) -> String {
+        let (status, body) = http::get(&self.agent, "/metrics", Duration::from_secs(10)).unwrap();
+        assert_eq!(status, 200, "{body}");
+        body
+    }
+}
+
+/// Tells the guest to give up if the test panics, so the VM stops at once.
+struct AbortOnPanic(PathBuf);
+
+impl Drop for AbortOnPanic {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let _ = std::fs::write(&self.0, "abort");
+        }
+    }
+}
+
+/// A label's value; Prometheus leaves out empty labels.
+fn label(labels: &BTreeMap<String, String>, name: &str) -> String {
+    labels.get(name).cloned().unwrap_or_default()
+}
+
+fn wait_until(timeout: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    done()
+}
+
+fn json(shared: &Path, name: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(shared.join(name)).unwrap()).unwrap()
+}
+
+/// The PCI address of the virtio-gpu device, as kubenpuctl saw it.
+fn virtio_address(shared: &Path) -> String {
+    let devices = json(shared, "devices.json");
+    devices
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["driver"] == "virtio_gpu")
+        .and_then(|d| d["address"].as_str())
+        .unwrap()
+        .to_owned()
+}
+
+/// What each container's workload reported issuing, as series: every call
+/// on a claimed device whose vendor's table lists its number.
+fn expected(shared: &Path) -> Series {
+    let devices = json(shared, "devices.json");
+    let plugins = json(shared, "plugins.json");
+    let mut series = Series::new();
+    for container in ["render", "encode"] {
+        let report = std::fs::read_to_string(shared.join(format!("{container}.json"))).unwrap();
+        for line in report.lines() {
+            let call: Value = serde_json::from_str(line).unwrap();
+            let device = devices
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|d| d["nodes"].as_array().unwrap().contains(&call["device"]))
+                .unwrap();
+            let vendor = device["vendor"].as_str().unwrap();
+            let kind = plugins
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|p| p["name"] == vendor)
+                .and_then(|p| {
+                    p["ioctls"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .find(|i| i["nr"] == call["nr"])
+                })
+                .map(|i| i["kind"].as_str().unwrap().to_owned());
+            if let Some(kind) = kind {
+                let key = (
+                    container.to_owned(),
+                    device["address"].as_str().unwrap().to_owned(),
+                    vendor.to_owned(),
+                    kind,
+                );
+                *series.entry(key).or_default() += call["calls"].as_u64().unwrap();
+            }
+        }
+    }
+    series
+}
+
+/// The `default/drm-demo` series in an exposition.
+fn pod_series(exposition: &str) -> Series {
+    exposition
+        .lines()
+        .filter(|l| {
+            l.starts_with("kubenpu_ioctl_total{")
+                && l.contains(r#"pod="drm-demo",namespace="default""#)
+        })
+        .map(|line| {
+            let label = |name: &str| {
+                let start = line.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
+                line[start..start + line[start..].find('"').unwrap()].to_owned()
+            };
+            let calls = line.rsplit(' ').next().unwrap().parse().unwrap();
+            (
+                (
+                    label("container"),
+                    label("device"),
+                    label("vendor"),
+                    label("kind"),
+                ),
+                calls,
+            )
+        })
+        .collect()
+}
