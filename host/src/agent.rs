@@ -65,7 +65,6 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
     let server = tokio::spawn(server::serve(listener, query_tx, ready.clone(), async {
         let _ = server_stopped.await;
     }));
-    log(format_args!("serving /metrics on {}", config.listen));
 
     let roots = Roots {
         sysfs: config.sysfs_root.clone(),
@@ -132,7 +131,10 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
         timer.set_missed_tick_behavior(time::MissedTickBehavior::Delay);
     }
     ready.store(true, Ordering::Release);
-    log(format_args!("ready: counting on {claimed} device(s)"));
+    log(format_args!(
+        "ready: counting on {claimed} device(s), serving /metrics on {}",
+        config.listen
+    ));
     loop {
         tokio::select! {
             _ = terminate.recv() => break,

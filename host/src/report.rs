@@ -1,7 +1,7 @@
 //! What `kubenpuctl` prints: the device and plugin tables, as aligned text
 //! for people and as JSON for scripts.
 
-use std::{fmt::Write as _, sync::Arc};
+use std::{collections::BTreeMap, fmt::Write as _, sync::Arc};
 
 use serde::Serialize;
 
@@ -10,6 +10,7 @@ use crate::{
     discovery::{DevNum, Subsystem},
     plugins::{Plugin, Source},
     probe::Counter,
+    server,
 };
 
 /// How a report is printed.
@@ -188,6 +189,73 @@ pub fn counts(counters: &[Counter], losses: &[(&str, u64)], format: Format) -> S
     out
 }
 
+/// The columns of `kubenpuctl top`.
+pub const TOP_HEADER: [&str; 7] = [
+    "NAMESPACE",
+    "POD",
+    "CONTAINER",
+    "DEVICE",
+    "SUBMIT/s",
+    "ALLOC/s",
+    "WAIT/s",
+];
+
+/// `kubenpuctl top`: per-container call rates between two readings of the
+/// agent's `/api/v1/usage`, `seconds` apart, busiest first.
+pub fn top(before: &server::Usage, after: &server::Usage, seconds: f64) -> String {
+    type Key<'a> = (&'a str, &'a str, &'a str, &'a str);
+    let earlier: BTreeMap<(Key<'_>, &str), u64> = before
+        .series
+        .iter()
+        .map(|r| ((row_key(r), r.kind.as_str()), r.calls))
+        .collect();
+    let mut rates: BTreeMap<Key<'_>, [f64; 3]> = BTreeMap::new();
+    for row in &after.series {
+        let key = row_key(row);
+        // A counter that went down was reset (the pod's series restarted).
+        let was = earlier.get(&(key, row.kind.as_str())).copied().unwrap_or(0);
+        let delta = if row.calls >= was {
+            row.calls - was
+        } else {
+            row.calls
+        };
+        let column = match row.kind.as_str() {
+            "submit" => 0,
+            "alloc" => 1,
+            _ => 2,
+        };
+        rates.entry(key).or_default()[column] += delta as f64 / seconds;
+    }
+    let mut rows: Vec<(Key<'_>, [f64; 3])> = rates.into_iter().collect();
+    rows.sort_by(|a, b| b.1.iter().sum::<f64>().total_cmp(&a.1.iter().sum::<f64>()));
+    let cell = |text: &str| {
+        if text.is_empty() {
+            "-".to_owned()
+        } else {
+            text.to_owned()
+        }
+    };
+    aligned(
+        &TOP_HEADER,
+        rows.into_iter()
+            .map(|((namespace, pod, container, device), [s, a, w])| {
+                vec![
+                    cell(namespace),
+                    cell(pod),
+                    cell(container),
+                    device.to_owned(),
+                    format!("{s:.1}"),
+                    format!("{a:.1}"),
+                    format!("{w:.1}"),
+                ]
+            }),
+    )
+}
+
+fn row_key(row: &server::UsageRow) -> (&str, &str, &str, &str) {
+    (&row.namespace, &row.pod, &row.container, &row.device)
+}
+
 fn json<T: Serialize>(value: &T) -> String {
     let mut text = serde_json::to_string_pretty(value).expect("report rows serialize");
     text.push('\n');
@@ -213,4 +281,55 @@ fn aligned(header: &[&str], rows: impl Iterator<Item = Vec<String>>) -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::{Usage, UsageRow};
+
+    fn row(pod: &str, kind: &str, calls: u64) -> UsageRow {
+        UsageRow {
+            namespace: if pod.is_empty() { "" } else { "ml" }.into(),
+            pod: pod.into(),
+            container: if pod.is_empty() { "" } else { "main" }.into(),
+            device: "0000:03:00.0".into(),
+            vendor: "amdgpu".into(),
+            kind: kind.into(),
+            calls,
+        }
+    }
+
+    #[test]
+    fn top_shows_rates_per_container_busiest_first() {
+        let before = Usage {
+            series: vec![
+                row("a", "submit", 100),
+                row("b", "wait", 10),
+                row("", "alloc", 4),
+            ],
+        };
+        let after = Usage {
+            series: vec![
+                row("a", "submit", 300),
+                row("a", "alloc", 20),
+                row("b", "wait", 4), // reset: counts from zero
+                row("", "alloc", 4),
+            ],
+        };
+        let text = top(&before, &after, 2.0);
+        let lines: Vec<Vec<&str>> = text
+            .lines()
+            .map(|l| l.split_whitespace().collect())
+            .collect();
+        assert_eq!(
+            lines,
+            vec![
+                TOP_HEADER.to_vec(),
+                vec!["ml", "a", "main", "0000:03:00.0", "100.0", "10.0", "0.0"],
+                vec!["ml", "b", "main", "0000:03:00.0", "0.0", "0.0", "2.0"],
+                vec!["-", "-", "-", "0000:03:00.0", "0.0", "0.0", "0.0"],
+            ]
+        );
+    }
 }

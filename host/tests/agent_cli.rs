@@ -59,6 +59,8 @@ fn a_pin_path_outside_bpffs_is_refused() {
         pins.to_str().unwrap(),
         "--plugins-dir",
         "/nonexistent",
+        "--listen",
+        "127.0.0.1:0",
     ]);
     assert_eq!(out.status.code(), Some(1));
     let text = stderr(&out);
@@ -69,5 +71,48 @@ fn a_pin_path_outside_bpffs_is_refused() {
             pins.display()
         )),
         "{text}"
+    );
+}
+
+#[test]
+fn a_taken_port_is_one_line_naming_the_flag() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let out = agent(&["--listen", &addr]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stderr(&out);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(
+        text.starts_with(&format!("kubenpu-agent: cannot listen on {addr}: ")),
+        "{text}"
+    );
+    assert!(
+        text.contains("(choose another address with --listen)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_cgroup_root_that_is_not_cgroup2_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = agent(&["--cgroup-root", dir.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "kubenpu-agent: --cgroup-root {} is not a cgroup v2 hierarchy (no cgroup.procs in it)\n",
+            dir.path().display()
+        )
+    );
+}
+
+#[test]
+fn a_listen_address_must_be_host_and_port() {
+    let out = agent(&["--listen", "8080"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("invalid value '8080' for '--listen <LISTEN>'"),
+        "{}",
+        stderr(&out)
     );
 }

@@ -146,6 +146,17 @@ impl Naming {
         }
     }
 
+    /// Waits until cgroup `id` is named as `container` of the pod.
+    async fn named(&mut self, id: u64, container: &str) {
+        let named = self
+            .until(Duration::from_secs(20), |n| {
+                n.attributor.owner(id).is_some()
+            })
+            .await;
+        assert!(named, "cgroup {id} not named; reports: {:?}", self.health);
+        assert_eq!(self.attributor.owner(id), Some(&owner(container)));
+    }
+
     /// Handles reports until `done` or the timeout.
     async fn until(&mut self, timeout: Duration, done: impl Fn(&Self) -> bool) -> bool {
         let deadline = tokio::time::Instant::now() + timeout;
@@ -219,17 +230,7 @@ async fn the_runtime_may_be_absent_at_start_and_die_mid_run() {
 
     // The runtime appears: the waiting cgroup is named, no restart needed.
     pod.containerd.restart().unwrap();
-    let named = naming
-        .until(Duration::from_secs(20), |n| {
-            n.attributor.owner(first_id).is_some()
-        })
-        .await;
-    assert!(
-        named,
-        "not named after the runtime came; reports: {:?}",
-        naming.health
-    );
-    assert_eq!(naming.attributor.owner(first_id), Some(&owner(&first)));
+    naming.named(first_id, &first).await;
     assert!(matches!(naming.health.last(), Some(Report::Up(s)) if *s == socket));
 
     // It dies mid-run: one report, names already known stay, new
@@ -251,15 +252,5 @@ async fn the_runtime_may_be_absent_at_start_and_die_mid_run() {
     assert_eq!(naming.attributor.owner(second_id), None);
 
     pod.containerd.restart().unwrap();
-    let named = naming
-        .until(Duration::from_secs(20), |n| {
-            n.attributor.owner(second_id).is_some()
-        })
-        .await;
-    assert!(
-        named,
-        "not named after the restart; reports: {:?}",
-        naming.health
-    );
-    assert_eq!(naming.attributor.owner(second_id), Some(&owner(&second)));
+    naming.named(second_id, &second).await;
 }

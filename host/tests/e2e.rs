@@ -131,6 +131,20 @@ fn a_pods_ioctls_become_prometheus_series() {
         assert!(rows.contains(&(virtio_address(&shared), "virtio_gpu".into(), "virtio_gpu".into(), "1af4:1050".into())), "{rows:?}");
         assert!(rows.contains(&("faux/vgem".into(), "vgem".into(), "vgem".into(), String::new())), "{rows:?}");
         assert!(devices.iter().all(|(l, _)| label(l, "node") == "e2e"), "{devices:?}");
+
+        // kubenpuctl top reads the same totals from the agent.
+        let top = std::process::Command::new(env!("CARGO_BIN_EXE_kubenpuctl"))
+            .args(["top", "--agent", &host.agent, "--interval", "1s", "--count", "1"])
+            .output()
+            .unwrap();
+        let table = String::from_utf8_lossy(&top.stdout);
+        assert!(top.status.success(), "{table}{}", String::from_utf8_lossy(&top.stderr));
+        for container in ["render", "encode"] {
+            assert!(
+                table.lines().any(|l| l.split_whitespace().take(3).eq(["default", "drm-demo", container])),
+                "{table}"
+            );
+        }
     });
 
     // A removed pod's series stay for the grace period with their final

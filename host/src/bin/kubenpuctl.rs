@@ -1,14 +1,16 @@
 //! `kubenpuctl`: what the KubeNPU agent would see on this node, read from
 //! sysfs and the plugins, without privileges.
 
-use std::{path::PathBuf, process::ExitCode};
+use std::{io::IsTerminal, path::PathBuf, process::ExitCode, time::Duration};
 
 use clap::{Parser, Subcommand};
 use kubenpu::{
     device_table::DeviceTable,
     discovery::{self, Roots},
+    http,
     plugins::{self, PluginHost},
     report::{self, Format},
+    server,
 };
 
 #[derive(Parser)]
@@ -51,6 +53,18 @@ enum Command {
         #[arg(long, default_value = "/sys/fs/bpf/kubenpu")]
         pin_path: PathBuf,
     },
+    /// Per-container ioctl rates from a running agent, refreshed.
+    Top {
+        /// The agent's address (its --listen).
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        agent: String,
+        /// Time between readings.
+        #[arg(long, default_value = "2s", value_parser = kubenpu::config::parse_duration)]
+        interval: Duration,
+        /// Stop after this many tables (0: until interrupted).
+        #[arg(long, default_value_t = 0)]
+        count: u32,
+    },
     /// List the vendor plugins in force, or check one plugin file.
     Plugins {
         /// Print JSON instead of a table.
@@ -70,6 +84,18 @@ enum PluginsCommand {
         /// The .wasm file.
         file: PathBuf,
     },
+}
+
+/// The agent's per-series totals.
+fn usage(agent: &str) -> anyhow::Result<server::Usage> {
+    let (status, body) = http::get(agent, "/api/v1/usage", Duration::from_secs(5)).map_err(|e| {
+        anyhow::anyhow!("cannot reach the agent at {agent}: {e} (is it running? give its address with --agent)")
+    })?;
+    if status != 200 {
+        anyhow::bail!("the agent at {agent} answered {status}: {}", body.trim());
+    }
+    serde_json::from_str(&body)
+        .map_err(|e| anyhow::anyhow!("the agent at {agent} sent bad JSON: {e}"))
 }
 
 fn main() -> ExitCode {
@@ -110,6 +136,26 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 "{}",
                 report::counts(&counters, &losses, Format::json_if(json))
             );
+        }
+        Command::Top {
+            agent,
+            interval,
+            count,
+        } => {
+            let clear = std::io::stdout().is_terminal();
+            let mut before = usage(&agent)?;
+            for shown in 1.. {
+                std::thread::sleep(interval);
+                let after = usage(&agent)?;
+                if clear {
+                    print!("\x1b[H\x1b[2J");
+                }
+                print!("{}", report::top(&before, &after, interval.as_secs_f64()));
+                if shown == count {
+                    break;
+                }
+                before = after;
+            }
         }
         Command::Plugins {
             json,

@@ -261,3 +261,76 @@ impl Collector for Snapshot {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use kubenpu_sdk::Kind;
+
+    use super::*;
+    use crate::attribution::Owner;
+
+    fn snapshot() -> Snapshot {
+        let series = |pod: &str, kind| Series {
+            owner: Owner {
+                namespace: if pod.is_empty() { "" } else { "default" }.into(),
+                pod: pod.into(),
+                container: if pod.is_empty() { "" } else { "main" }.into(),
+            },
+            device: Arc::from("0000:00:02.0"),
+            vendor: Arc::from("i915"),
+            kind,
+        };
+        Snapshot {
+            ioctls: [
+                (series("web", Kind::Submit), 5),
+                (series("", Kind::Wait), 2),
+            ]
+            .into(),
+            devices: vec![DeviceInfo {
+                device: "0000:00:02.0".into(),
+                vendor: "i915".into(),
+                driver: "i915".into(),
+                pci_id: "8086:5917".into(),
+                numa_node: "0".into(),
+                node: "node-1".into(),
+            }],
+            losses: vec![("map_full", 1), ("ringbuf_full", 0)],
+            index_rebuilds: 3,
+            hook: "fentry",
+            cri_up: true,
+            ..Snapshot::default()
+        }
+    }
+
+    #[test]
+    fn the_classic_format_has_the_specs_names_and_labels() {
+        let text = render(snapshot(), Format::Text);
+        for line in [
+            "# TYPE kubenpu_ioctl_total counter",
+            r#"kubenpu_ioctl_total{pod="web",namespace="default",container="main",device="0000:00:02.0",vendor="i915",kind="submit"} 5"#,
+            r#"kubenpu_ioctl_total{pod="",namespace="",container="",device="0000:00:02.0",vendor="i915",kind="wait"} 2"#,
+            r#"kubenpu_device_info{device="0000:00:02.0",vendor="i915",driver="i915",pci_id="8086:5917",numa_node="0",node="node-1"} 1"#,
+            r#"kubenpu_events_dropped_total{reason="map_full"} 1"#,
+            "kubenpu_cgroup_index_rebuilds_total 3",
+            r#"kubenpu_hook_info{hook="fentry"} 1"#,
+            "kubenpu_cri_up 1",
+        ] {
+            assert!(text.lines().any(|l| l == line), "no {line:?} in\n{text}");
+        }
+        assert!(!text.contains("# EOF"));
+    }
+
+    #[test]
+    fn openmetrics_is_negotiated_and_terminated() {
+        let format =
+            Format::negotiate("application/openmetrics-text;version=1.0.0,text/plain;q=0.5");
+        assert_eq!(format, Format::OpenMetrics);
+        assert_eq!(Format::negotiate("*/*"), Format::Text);
+        let text = render(snapshot(), format);
+        assert!(text.contains("# TYPE kubenpu_ioctl counter\n"), "{text}");
+        assert!(text.contains("# TYPE kubenpu_device info\n"), "{text}");
+        assert!(text.ends_with("# EOF\n"), "{text}");
+    }
+}
