@@ -93,6 +93,7 @@ fn a_pods_ioctls_become_prometheus_series() {
     let host = Host {
         shared: shared.clone(),
         agent: format!("127.0.0.1:{port}"),
+        guest: std::cell::RefCell::new(Some(guest)),
     };
     let _abort = AbortOnPanic(shared.join("abort"));
     let prometheus_dir = tempfile::tempdir().unwrap();
@@ -106,6 +107,8 @@ fn a_pods_ioctls_become_prometheus_series() {
     // The pod's calls, exactly, under its namespace, pod and containers.
     host.step("counted", || {
         let expected = expected(&shared);
+        // Both containers are named once containerd has answered.
+        wait_until(Duration::from_secs(60), || pod_series(&host.metrics()) == expected);
         let exposition = host.metrics();
         check_metrics(&exposition).unwrap();
         assert_eq!(pod_series(&exposition), expected, "{exposition}");
@@ -194,6 +197,7 @@ fn a_pods_ioctls_become_prometheus_series() {
         );
     });
 
+    let guest = host.guest.take().expect("the guest is still running");
     let outcome = guest.join().unwrap().unwrap_or_else(|e| panic!("{e:#}"));
     assert_eq!(
         outcome.status, 0,
@@ -223,14 +227,26 @@ fn a_pods_ioctls_become_prometheus_series() {
 struct Host {
     shared: PathBuf,
     agent: String,
+    guest: std::cell::RefCell<Option<Guest>>,
 }
+
+/// The VM's thread.
+type Guest = std::thread::JoinHandle<anyhow::Result<kubenpu_vm::Outcome>>;
 
 impl Host {
     /// Waits for the guest to reach `name`, checks, then lets it go on.
     fn step(&self, name: &str, check: impl FnOnce()) {
         let marker = self.shared.join(name);
-        let reached = wait_until(Duration::from_secs(600), || marker.exists());
-        assert!(reached, "the guest never reached step {name}");
+        let stopped = || self.guest.borrow().as_ref().is_none_or(|g| g.is_finished());
+        wait_until(Duration::from_secs(600), || marker.exists() || stopped());
+        if !marker.exists() {
+            let outcome = match self.guest.take().map(|g| g.join().unwrap()) {
+                Some(Ok(outcome)) => outcome.output,
+                Some(Err(e)) => format!("{e:#}"),
+                None => String::new(),
+            };
+            panic!("the guest never reached step {name}:\n{outcome}");
+        }
         check();
         std::fs::write(self.shared.join(format!("{name}.done")), "ok").unwrap();
     }

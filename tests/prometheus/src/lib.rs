@@ -27,7 +27,13 @@ impl Prometheus {
     /// (`host:port`, path /metrics) every `interval`, and waits until it is
     /// ready.
     pub fn start(dir: &Path, targets: &[String], interval: Duration) -> anyhow::Result<Self> {
-        let port = free_port()?;
+        // Not a port a target is about to listen on.
+        let port = loop {
+            let port = free_port()?;
+            if !targets.iter().any(|t| t.ends_with(&format!(":{port}"))) {
+                break port;
+            }
+        };
         let config = dir.join("prometheus.yml");
         let targets: Vec<String> = targets.iter().map(|t| format!("'{t}'")).collect();
         std::fs::write(
