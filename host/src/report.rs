@@ -202,7 +202,7 @@ pub const TOP_HEADER: [&str; 7] = [
 
 /// `kubenpuctl top`: per-container call rates between two readings of the
 /// agent's `/api/v1/usage`, `seconds` apart, busiest first.
-pub fn top(before: &server::Usage, after: &server::Usage, seconds: f64) -> String {
+pub fn top(before: &server::UsageReport, after: &server::UsageReport, seconds: f64) -> String {
     type Key<'a> = (&'a str, &'a str, &'a str, &'a str);
     let earlier: BTreeMap<(Key<'_>, &str), u64> = before
         .series
@@ -286,7 +286,7 @@ fn aligned(header: &[&str], rows: impl Iterator<Item = Vec<String>>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::server::{Usage, UsageRow};
+    use crate::server::{UsageReport, UsageRow};
 
     fn row(pod: &str, kind: &str, calls: u64) -> UsageRow {
         UsageRow {
@@ -302,14 +302,14 @@ mod tests {
 
     #[test]
     fn top_shows_rates_per_container_busiest_first() {
-        let before = Usage {
+        let before = UsageReport {
             series: vec![
                 row("a", "submit", 100),
                 row("b", "wait", 10),
                 row("", "alloc", 4),
             ],
         };
-        let after = Usage {
+        let after = UsageReport {
             series: vec![
                 row("a", "submit", 300),
                 row("a", "alloc", 20),

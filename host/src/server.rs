@@ -60,7 +60,7 @@ pub struct UsageRow {
 
 /// The body of `/api/v1/usage`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Usage {
+pub struct UsageReport {
     /// Every series.
     pub series: Vec<UsageRow>,
 }
@@ -131,7 +131,7 @@ async fn readyz(State(shared): State<Shared>) -> Response {
 
 async fn usage(State(shared): State<Shared>) -> Response {
     match snapshot(&shared).await {
-        Ok(snapshot) => Json(Usage {
+        Ok(snapshot) => Json(UsageReport {
             series: snapshot
                 .ioctls
                 .into_iter()

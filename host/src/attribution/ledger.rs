@@ -148,16 +148,6 @@ impl Ledger {
         }
         totals
     }
-
-    /// How many series are held.
-    pub fn len(&self) -> usize {
-        self.series.len()
-    }
-
-    /// Whether no series is held.
-    pub fn is_empty(&self) -> bool {
-        self.series.is_empty()
-    }
 }
 
 #[cfg(test)]
@@ -207,11 +197,11 @@ mod tests {
         let after = ledger.totals([(busy.clone(), 2)], start + grace + Duration::from_secs(1));
         assert_eq!(after.get(&gone), None);
         assert_eq!(after.get(&busy), Some(&2));
-        assert_eq!(ledger.len(), 1);
+        assert_eq!(ledger.series.len(), 1);
 
         // A series whose cgroups all vanished without a fold also goes.
         let later = start + 3 * grace;
         assert!(ledger.totals([], later).is_empty());
-        assert!(ledger.is_empty());
+        assert!(ledger.series.is_empty());
     }
 }

@@ -87,7 +87,7 @@ enum PluginsCommand {
 }
 
 /// The agent's per-series totals.
-fn usage(agent: &str) -> anyhow::Result<server::Usage> {
+fn usage(agent: &str) -> anyhow::Result<server::UsageReport> {
     let (status, body) = http::get(agent, "/api/v1/usage", Duration::from_secs(5)).map_err(|e| {
         anyhow::anyhow!("cannot reach the agent at {agent}: {e} (is it running? give its address with --agent)")
     })?;
