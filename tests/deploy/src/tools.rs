@@ -1,0 +1,73 @@
+//! Where the deploy tools are: helm and kubectl (with kustomize) and the
+//! validators under the cache's `tools/`, jsonnet and promtool on PATH.
+
+use std::{
+    path::{Path, PathBuf},
+    process::{Command, Output},
+};
+
+use anyhow::{Context as _, Result, bail};
+
+/// Paths of the tools, each checked to exist.
+pub struct Tools {
+    /// `helm` (v4).
+    pub helm: PathBuf,
+    /// `kubectl`, for `kubectl kustomize`.
+    pub kubectl: PathBuf,
+    /// `kubernetes-validate` in its virtualenv.
+    pub kubernetes_validate: PathBuf,
+    /// The directory whose `node_modules` holds prometheus-operator's models.
+    pub node_models: PathBuf,
+}
+
+impl Tools {
+    /// Finds the tools `scripts/setup` installs; one line naming what is
+    /// missing otherwise.
+    pub fn find() -> Result<Self> {
+        let tools = kubenpu_vm::cache_dir()?.join("tools");
+        let this = Self {
+            helm: tools.join("bin/helm"),
+            kubectl: tools.join("bin/kubectl"),
+            kubernetes_validate: tools.join("venv/bin/kubernetes-validate"),
+            node_models: tools.join("node"),
+        };
+        for path in [&this.helm, &this.kubectl, &this.kubernetes_validate] {
+            if !path.is_file() {
+                bail!("{} is missing: run scripts/setup", path.display());
+            }
+        }
+        Ok(this)
+    }
+}
+
+/// Runs `command`; its stdout if it succeeds, else an error with all it
+/// said (some tools report faults on stdout).
+pub fn run(command: &mut Command) -> Result<String> {
+    let output: Output = command
+        .output()
+        .with_context(|| format!("cannot run {command:?}"))?;
+    if !output.status.success() {
+        bail!(
+            "{:?} failed ({}): {}{}",
+            command.get_program(),
+            output.status,
+            String::from_utf8_lossy(&output.stdout).trim(),
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    Ok(String::from_utf8(output.stdout)?)
+}
+
+/// `path` relative to `base`, both absolute (kustomize refuses absolute
+/// paths to bases and components).
+pub fn relative(path: &Path, base: &Path) -> PathBuf {
+    let path: Vec<_> = path.components().collect();
+    let base: Vec<_> = base.components().collect();
+    let common = path.iter().zip(&base).take_while(|(a, b)| a == b).count();
+    let mut out = PathBuf::new();
+    for _ in common..base.len() {
+        out.push("..");
+    }
+    out.extend(&path[common..]);
+    out
+}

@@ -1,0 +1,149 @@
+//! Helm, kustomize and Tanka install the same agent: with equivalent
+//! settings their DaemonSets run the same pod (containers, arguments,
+//! security context, mounts, ports, volumes, scheduling), and their Service
+//! and ServiceMonitor are the same.
+
+use kubenpu_deploy::{Object, Tools, daemon_set, helm, kind, kustomize, tanka};
+use serde_json::{Value, json};
+
+/// What must agree: the pod spec whole, and the DaemonSet's selector.
+fn agent(objects: &[Object]) -> Value {
+    let spec = &daemon_set(objects).unwrap()["spec"];
+    json!({
+        "selector": spec["selector"],
+        "updateStrategy": spec["updateStrategy"],
+        "pod": spec["template"]["spec"],
+        "podLabels": spec["template"]["metadata"]["labels"],
+    })
+}
+
+fn spec_of(objects: &[Object], kind_name: &str) -> Value {
+    match kind(objects, kind_name)[..] {
+        [one] => one["spec"].clone(),
+        ref all => panic!("{} {kind_name}s rendered", all.len()),
+    }
+}
+
+/// Equal, or a failure that names the first differing path.
+fn assert_same(what: &str, left: (&str, &Value), right: (&str, &Value)) {
+    if left.1 != right.1 {
+        panic!(
+            "{what} differs between {} and {}: {}",
+            left.0,
+            right.0,
+            first_difference(left.1, right.1, String::new())
+        );
+    }
+}
+
+fn first_difference(a: &Value, b: &Value, path: String) -> String {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            for key in keys {
+                let (l, r) = (
+                    x.get(key).unwrap_or(&Value::Null),
+                    y.get(key).unwrap_or(&Value::Null),
+                );
+                if l != r {
+                    return first_difference(l, r, format!("{path}.{key}"));
+                }
+            }
+            unreachable!()
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            let i = (0..x.len()).find(|&i| x[i] != y[i]).unwrap();
+            first_difference(&x[i], &y[i], format!("{path}[{i}]"))
+        }
+        _ => {
+            let short = |v: &Value| v.to_string().chars().take(200).collect::<String>();
+            format!("{path}: {} vs {}", short(a), short(b))
+        }
+    }
+}
+
+#[test]
+fn defaults_install_the_same_agent_everywhere() {
+    let tools = Tools::find().unwrap();
+    let helm = helm(&tools, &[]).unwrap();
+    let kustomize = kustomize(&tools, &[]).unwrap();
+    let tanka = tanka(&json!({})).unwrap();
+    for (name, other) in [("kustomize", &kustomize), ("tanka", &tanka)] {
+        assert_same("the agent", ("helm", &agent(&helm)), (name, &agent(other)));
+        assert_same(
+            "the Service",
+            ("helm", &spec_of(&helm, "Service")),
+            (name, &spec_of(other, "Service")),
+        );
+    }
+}
+
+#[test]
+fn the_options_install_the_same_agent_everywhere() {
+    let tools = Tools::find().unwrap();
+    let helm = helm(
+        &tools,
+        &[
+            "--set",
+            "serviceMonitor.enabled=true",
+            "--set",
+            "accel.enabled=true",
+        ],
+    )
+    .unwrap();
+    let kustomize = kustomize(&tools, &["servicemonitor", "accel"]).unwrap();
+    let tanka =
+        tanka(&json!({"serviceMonitor": {"enabled": true}, "accel": {"enabled": true}})).unwrap();
+    for (name, other) in [("kustomize", &kustomize), ("tanka", &tanka)] {
+        assert_same("the agent", ("helm", &agent(&helm)), (name, &agent(other)));
+        assert_same(
+            "the ServiceMonitor",
+            ("helm", &spec_of(&helm, "ServiceMonitor")),
+            (name, &spec_of(other, "ServiceMonitor")),
+        );
+    }
+    let tolerations = &agent(&helm)["pod"]["tolerations"];
+    assert_eq!(tolerations.as_array().unwrap().len(), 3, "{tolerations}");
+}
+
+/// Every option of the chart has the same effect in Tanka's `_config`.
+#[test]
+fn every_option_means_the_same_in_helm_and_tanka() {
+    let tools = Tools::find().unwrap();
+    let file = format!("{}/all-options.yaml", env!("CARGO_MANIFEST_DIR"));
+    let helm = helm(&tools, &["--values", &file]).unwrap();
+    let settings: Value = serde_norway::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let tanka = tanka(&settings).unwrap();
+    assert_same(
+        "the agent",
+        ("helm", &agent(&helm)),
+        ("tanka", &agent(&tanka)),
+    );
+    for kind_name in ["Service", "ServiceMonitor", "PrometheusRule"] {
+        assert_same(
+            kind_name,
+            ("helm", &spec_of(&helm, kind_name)),
+            ("tanka", &spec_of(&tanka, kind_name)),
+        );
+    }
+    let dashboard = |objects: &[Object]| -> Value {
+        let text = kind(objects, "ConfigMap")[0]["data"]["kubenpu.json"]
+            .as_str()
+            .unwrap();
+        serde_json::from_str(text).unwrap()
+    };
+    assert_same(
+        "the dashboard",
+        ("helm", &dashboard(&helm)),
+        ("tanka", &dashboard(&tanka)),
+    );
+    // Labels of the optional objects come from the settings in both.
+    for objects in [&helm, &tanka] {
+        for kind_name in ["ServiceMonitor", "PrometheusRule"] {
+            assert_eq!(
+                kind(objects, kind_name)[0]["metadata"]["labels"]["release"],
+                "prometheus"
+            );
+        }
+    }
+}

@@ -1,0 +1,236 @@
+//! Each install path renders, with its defaults and with every option on,
+//! and every object it renders validates offline.
+
+use kubenpu_deploy::{
+    Object, Tools, daemon_set, deploy_dir, helm, kind, kustomize, tanka, validate,
+};
+use serde_json::{Value, json};
+
+/// The oldest Kubernetes the chart supports, and the newest the validator
+/// knows; the image volume for plugins needs 1.33.
+const OLDEST: &str = "1.30";
+const NEWEST: &str = "1.35";
+
+fn all_options() -> String {
+    format!("{}/all-options.yaml", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `all-options.yaml` as JSON, for Tanka's `_config`.
+fn all_options_json() -> Value {
+    serde_norway::from_str(&std::fs::read_to_string(all_options()).unwrap()).unwrap()
+}
+
+fn kinds(objects: &[Object]) -> Vec<&str> {
+    let mut kinds: Vec<&str> = objects
+        .iter()
+        .map(|o| o["kind"].as_str().unwrap())
+        .collect();
+    kinds.sort_unstable();
+    kinds
+}
+
+#[test]
+fn helm_lint_is_strictly_clean_with_defaults_and_every_option() {
+    let tools = Tools::find().unwrap();
+    for extra in [vec![], vec!["--values".to_owned(), all_options()]] {
+        let out = std::process::Command::new(&tools.helm)
+            .args(["lint", "--strict"])
+            .arg(deploy_dir().join("helm"))
+            .args(&extra)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            text.contains("1 chart(s) linted, 0 chart(s) failed"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn helm_defaults_render_the_agent_and_validate() {
+    let tools = Tools::find().unwrap();
+    let objects = helm(&tools, &[]).unwrap();
+    assert_eq!(kinds(&objects), ["DaemonSet", "Service", "ServiceAccount"]);
+    validate(&tools, &objects, OLDEST).unwrap();
+    validate(&tools, &objects, NEWEST).unwrap();
+}
+
+#[test]
+fn helm_with_every_option_renders_and_validates() {
+    let tools = Tools::find().unwrap();
+    let objects = helm(&tools, &["--values", &all_options()]).unwrap();
+    assert_eq!(
+        kinds(&objects),
+        [
+            "ConfigMap",
+            "DaemonSet",
+            "PrometheusRule",
+            "Service",
+            "ServiceAccount",
+            "ServiceMonitor"
+        ]
+    );
+    validate(&tools, &objects, NEWEST).unwrap();
+    let dashboard = kind(&objects, "ConfigMap")[0]["data"]["kubenpu.json"]
+        .as_str()
+        .unwrap();
+    let dashboard: Value = serde_json::from_str(dashboard).unwrap();
+    assert_eq!(dashboard["uid"], "kubenpu");
+}
+
+#[test]
+fn plugins_from_an_image_volume_validate_from_kubernetes_1_33() {
+    let tools = Tools::find().unwrap();
+    let objects = helm(
+        &tools,
+        &["--set", "plugins.image.reference=example/plugins:1"],
+    )
+    .unwrap();
+    let volumes = &daemon_set(&objects).unwrap()["spec"]["template"]["spec"]["volumes"];
+    assert_eq!(volumes[5]["image"]["reference"], "example/plugins:1");
+    validate(&tools, &objects, "1.33").unwrap();
+}
+
+#[test]
+fn kustomize_base_and_components_render_and_validate() {
+    let tools = Tools::find().unwrap();
+    let base = kustomize(&tools, &[]).unwrap();
+    assert_eq!(
+        kinds(&base),
+        ["DaemonSet", "Namespace", "Service", "ServiceAccount"]
+    );
+    validate(&tools, &base, OLDEST).unwrap();
+    for object in &base {
+        assert_eq!(
+            object["metadata"]["labels"]["app.kubernetes.io/version"],
+            "0.1.0"
+        );
+    }
+    let all = kustomize(&tools, &["servicemonitor", "accel"]).unwrap();
+    assert_eq!(
+        kinds(&all),
+        [
+            "DaemonSet",
+            "Namespace",
+            "Service",
+            "ServiceAccount",
+            "ServiceMonitor"
+        ]
+    );
+    validate(&tools, &all, NEWEST).unwrap();
+}
+
+#[test]
+fn tanka_environment_renders_and_validates() {
+    let tools = Tools::find().unwrap();
+    let default = tanka(&json!({})).unwrap();
+    assert_eq!(
+        kinds(&default),
+        ["DaemonSet", "Namespace", "Service", "ServiceAccount"]
+    );
+    validate(&tools, &default, OLDEST).unwrap();
+    let all = tanka(&all_options_json()).unwrap();
+    assert_eq!(
+        kinds(&all),
+        [
+            "ConfigMap",
+            "DaemonSet",
+            "Namespace",
+            "PrometheusRule",
+            "Service",
+            "ServiceAccount",
+            "ServiceMonitor"
+        ]
+    );
+    validate(&tools, &all, NEWEST).unwrap();
+}
+
+/// Rules the API server enforces beyond the schemas, which offline
+/// validation cannot see: checked here for every render.
+#[test]
+fn no_render_sets_what_the_api_server_refuses() {
+    let tools = Tools::find().unwrap();
+    let renders = [
+        helm(&tools, &[]).unwrap(),
+        helm(&tools, &["--values", &all_options()]).unwrap(),
+        kustomize(&tools, &["servicemonitor", "accel"]).unwrap(),
+        tanka(&all_options_json()).unwrap(),
+    ];
+    for objects in &renders {
+        let container = &daemon_set(objects).unwrap()["spec"]["template"]["spec"]["containers"][0];
+        let security = &container["securityContext"];
+        let sys_admin = security["capabilities"]["add"]
+            .as_array()
+            .unwrap()
+            .contains(&Value::from("SYS_ADMIN"));
+        // "cannot set allowPrivilegeEscalation to false and
+        // capabilities.Add CAP_SYS_ADMIN"
+        assert_eq!(
+            security.get("allowPrivilegeEscalation") == Some(&Value::Bool(false)),
+            !sys_admin,
+            "{security}"
+        );
+    }
+}
+
+#[test]
+fn bad_values_are_refused_in_one_line_each() {
+    let tools = Tools::find().unwrap();
+    let cases = [
+        (vec!["--set", "agent.hook=uprobe"], "/agent/hook"),
+        (
+            vec!["--set", "agnet.port=1"],
+            "additional properties 'agnet' not allowed",
+        ),
+        (vec!["--set", "cri.runtime=custom"], "/cri/socket"),
+        (
+            vec!["--set", "agent.seriesGrace=5 minutes"],
+            "/agent/seriesGrace",
+        ),
+        (
+            vec![
+                "--set",
+                "plugins.configMap=a",
+                "--set",
+                "plugins.image.reference=b",
+            ],
+            "set configMap or image.reference, not both",
+        ),
+    ];
+    for (args, expected) in cases {
+        let error = helm(&tools, &args).unwrap_err().to_string();
+        assert!(error.contains(expected), "{args:?}: {error}");
+    }
+}
+
+/// The validators find faults: otherwise every test above would pass
+/// whatever was rendered.
+#[test]
+fn the_validators_refuse_broken_objects() {
+    let tools = Tools::find().unwrap();
+    let mut objects = helm(&tools, &["--set", "serviceMonitor.enabled=true"]).unwrap();
+    let typo = json!({"name": "x", "mountPath": "/x", "readOnlyy": true});
+    objects
+        .iter_mut()
+        .find(|o| o["kind"] == "DaemonSet")
+        .unwrap()["spec"]["template"]["spec"]["containers"][0]["volumeMounts"]
+        .as_array_mut()
+        .unwrap()
+        .push(typo);
+    objects
+        .iter_mut()
+        .find(|o| o["kind"] == "ServiceMonitor")
+        .unwrap()["spec"]["endpoints"][0]["port"] = json!(8080);
+    let error = validate(&tools, &objects, NEWEST).unwrap_err().to_string();
+    assert!(error.contains("'readOnlyy' was unexpected"), "{error}");
+    assert!(
+        error.contains("ServiceMonitor/kubenpu") && error.contains("port must be string"),
+        "{error}"
+    );
+}
