@@ -60,18 +60,9 @@ fn without_products(mut rows: Value) -> Value {
 #[test]
 fn intel_laptop_with_connectors_and_an_npu() {
     let sysfs = Sysfs::new();
-    let igpu = sysfs.pci("pci0000:00/0000:00:02.0", "8086:5917", Some("i915"), -1);
-    sysfs.node(&igpu, "drm", "card0", 226, 0);
-    sysfs.node(&igpu, "drm", "renderD128", 226, 128);
+    let igpu = sysfs.intel_gpu_and_npu();
     sysfs.connector(&igpu, "card0", "eDP-1");
     sysfs.connector(&igpu, "card0", "HDMI-A-1");
-    let npu = sysfs.pci(
-        "pci0000:00/0000:00:0b.0",
-        "8086:7D1D",
-        Some("intel_vpu"),
-        -1,
-    );
-    sysfs.node(&npu, "accel", "accel0", 261, 0);
 
     let rows = rows(&sysfs);
     assert_eq!(rows[0]["product"], "UHD Graphics 620");

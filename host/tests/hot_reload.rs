@@ -111,3 +111,57 @@ fn the_device_table_follows_the_plugins_directory() {
     });
     assert_eq!(vendors.plugins.len(), BUILTIN.len());
 }
+
+/// Makes `dir` hold `files` the way the kubelet writes a ConfigMap volume:
+/// the files in a timestamped directory, `..data` linked to it (swapped by
+/// a rename), and each name a link through `..data`.
+fn configmap_update(dir: &Path, version: u32, files: &[(&str, &[u8])]) {
+    let data = format!("..2026_11_29_00_00_0{version}.000000000");
+    fs::create_dir(dir.join(&data)).unwrap();
+    for (name, bytes) in files {
+        fs::write(dir.join(&data).join(name), bytes).unwrap();
+        let link = dir.join(name);
+        if fs::symlink_metadata(&link).is_err() {
+            std::os::unix::fs::symlink(format!("..data/{name}"), link).unwrap();
+        }
+    }
+    std::os::unix::fs::symlink(&data, dir.join("..data_tmp")).unwrap();
+    fs::rename(dir.join("..data_tmp"), dir.join("..data")).unwrap();
+}
+
+#[test]
+fn a_configmap_volume_is_read_and_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let acme = fs::read(test_plugin("acme")).unwrap();
+    configmap_update(dir.path(), 1, &[("acme.wasm", &acme)]);
+    let mut host = PluginHost::new(dir.path()).unwrap();
+    let vendors = host.scan().unwrap();
+    assert!(vendors.rejected.is_empty(), "{:?}", vendors.rejected);
+    assert!(matches!(
+        vendor_of(&vendors, "acme"),
+        Some(Source::File { .. })
+    ));
+
+    let (tx, updates) = mpsc::channel();
+    let _watcher = Watcher::spawn(host, move |vendors| {
+        let _ = tx.send(vendors.unwrap());
+    })
+    .unwrap();
+    // The ConfigMap is edited: acme.wasm now holds the vgem vendor.
+    let vgem = BUILTIN.iter().find(|(n, _)| *n == "vgem").unwrap().1;
+    configmap_update(dir.path(), 2, &[("acme.wasm", vgem)]);
+    let vendors = wait_for(&updates, "the ConfigMap's update", |v| {
+        vendor_of(v, "acme").is_none()
+    });
+    assert!(matches!(
+        vendor_of(&vendors, "vgem"),
+        Some(Source::File { .. })
+    ));
+
+    // A link out of the directory is refused, in one line naming it.
+    std::os::unix::fs::symlink("/etc/hostname", dir.path().join("outside.wasm")).unwrap();
+    let vendors = wait_for(&updates, "the refusal", |v| !v.rejected.is_empty());
+    let line = vendors.rejected[0].to_string();
+    assert!(line.contains("outside.wasm"), "{line}");
+    assert_eq!(line.lines().count(), 1, "{line}");
+}

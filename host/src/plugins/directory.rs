@@ -1,6 +1,9 @@
 //! Reads the plugins directory through a capability: only regular files
-//! directly inside it are opened, never anything a link points elsewhere
-//! to, and never more than the size limit.
+//! inside it are opened, never anything a link points outside it to, and
+//! never more than the size limit. Links within it are followed, because a
+//! Kubernetes ConfigMap volume is made of them (`acme.wasm` ->
+//! `..data/acme.wasm`, `..data` -> a timestamped directory swapped
+//! atomically on update).
 
 use std::{io::Read as _, path::Path};
 
@@ -37,7 +40,9 @@ pub fn read(path: &Path) -> std::io::Result<Vec<PluginFile>> {
         let Ok(name) = entry.file_name().into_string() else {
             continue;
         };
-        if !name.ends_with(".wasm") || !entry.file_type()?.is_file() {
+        // Links are followed through the capability; one that leads
+        // outside fails to open and is reported like any unreadable file.
+        if !name.ends_with(".wasm") || dir.metadata(&name).is_ok_and(|m| m.is_dir()) {
             continue;
         }
         files.push(read_file(&dir, name));

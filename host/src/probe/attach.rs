@@ -119,7 +119,13 @@ pub fn attach(
             Err(e) => failures.push(format!("{} unavailable: {}", wanted.as_str(), e.reason())),
         }
     }
-    Err(ProbeError::Attach(failures.join("; ")))
+    let denied =
+        |f: &String| f.contains("Permission denied") || f.contains("Operation not permitted");
+    if failures.iter().all(denied) {
+        Err(ProbeError::AttachDenied(failures.join("; ")))
+    } else {
+        Err(ProbeError::Attach(failures.join("; ")))
+    }
 }
 
 /// Attaches `hook` anew (the `drm` module was reloaded), replacing the pin.

@@ -74,6 +74,11 @@ pub enum ProbeError {
     /// No hook could be attached.
     #[error("cannot attach to drm_ioctl: {0} (is DRM loaded, with BTF or kprobes?)")]
     Attach(String),
+    /// Every hook was refused for lack of privilege.
+    #[error(
+        "cannot attach to drm_ioctl: {0}: fentry on a drm module, and kprobes where kernel.perf_event_paranoid > 2, need CAP_SYS_ADMIN besides CAP_BPF and CAP_PERFMON: grant it or run as root"
+    )]
+    AttachDenied(String),
     /// Anything else the kernel or aya reported.
     #[error("{0}")]
     Other(String),

@@ -26,7 +26,8 @@ wait_log() {
 # start_agent ARGS...: starts the agent and waits until it is ready.
 start_agent() {
   ready=$(grep -c "ready:" "$AGENT_LOG" || true)
-  kubenpu-agent "$@" >> "$AGENT_LOG" 2>&1 &
+  # AGENT_WRAPPER, if set, runs the agent (e.g. with fewer capabilities).
+  $AGENT_WRAPPER kubenpu-agent "$@" >> "$AGENT_LOG" 2>&1 &
   AGENT_PID=$!
   wait_log "ready:" $((ready + 1))
 }

@@ -78,8 +78,13 @@ pub struct Results {
 /// no vendor claims), the agent, kubenpuctl and the workload, and runs
 /// `script` after the guest helpers; the script must succeed.
 pub fn run(kernel: Kernel, script: &str) -> Results {
+    run_with(kernel, |vm| vm, script)
+}
+
+/// [`run`], with the VM amended by `amend` (more binaries or files).
+pub fn run_with(kernel: Kernel, amend: impl FnOnce(Vm) -> Vm, script: &str) -> Results {
     let dir = tempfile::tempdir().unwrap();
-    let outcome = vm(kernel, dir.path())
+    let outcome = amend(vm(kernel, dir.path()))
         .device("bochs-display")
         .module("bochs")
         .run(&format!(". /drm.sh && . /agent.sh && {script}"))

@@ -123,6 +123,22 @@ impl Sysfs {
         link(&device.join("driver"), &driver_dir);
     }
 
+    /// An Intel laptop's GPU (i915: `card0`, `renderD128`) and NPU
+    /// (intel_vpu: `accel0`); returns the GPU.
+    pub fn intel_gpu_and_npu(&self) -> DeviceDir {
+        let igpu = self.pci("pci0000:00/0000:00:02.0", "8086:5917", Some("i915"), -1);
+        self.node(&igpu, "drm", "card0", 226, 0);
+        self.node(&igpu, "drm", "renderD128", 226, 128);
+        let npu = self.pci(
+            "pci0000:00/0000:00:0b.0",
+            "8086:7D1D",
+            Some("intel_vpu"),
+            -1,
+        );
+        self.node(&npu, "accel", "accel0", 261, 0);
+        igpu
+    }
+
     /// A device node of `class` (`drm` or `accel`) under `device`, with its
     /// class link, `dev`, `uevent` and the matching file under `dev/`.
     pub fn node(&self, device: &DeviceDir, class: &str, name: &str, major: u32, minor: u32) {

@@ -36,10 +36,10 @@ pub fn validate(tools: &Tools, objects: &[Object], version: &str) -> Result<()> 
             faults.push(e.to_string());
         }
     }
-    if !monitoring.is_empty() {
-        if let Err(e) = validate_monitoring(tools, &monitoring) {
-            faults.push(e.to_string());
-        }
+    if !monitoring.is_empty()
+        && let Err(e) = validate_monitoring(tools, &monitoring)
+    {
+        faults.push(e.to_string());
     }
     if !faults.is_empty() {
         bail!("{}", faults.join("\n"));

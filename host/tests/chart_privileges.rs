@@ -1,0 +1,122 @@
+//! The Helm chart's least privilege, in real kernels (Debian's, whose
+//! `kernel.perf_event_paranoid` is 3 and whose DRM is a module): the agent
+//! runs with exactly the capabilities the chart grants and exactly the
+//! arguments it renders (so with its mount layout: /host/dev, /host/cgroup,
+//! /host/bpf), and counts every call, and a restarted agent adopts its
+//! predecessor's program. Without the extra capability it refuses in one
+//! line saying which it lacks; and where the kernel allows kprobes to
+//! CAP_PERFMON (perf_event_paranoid 2), it counts with those two alone, as
+//! values.yaml says.
+
+mod support;
+
+use kubenpu_deploy::{Tools, daemon_set, helm};
+use kubenpu_vm::Kernel;
+use support::guest::run_with;
+
+/// The agent container the chart renders with `args`: its capabilities as
+/// setpriv's bounding set (`+bpf,+perfmon,...`), and its arguments.
+fn chart_agent(args: &[&str]) -> (String, Vec<String>) {
+    let tools = Tools::find().unwrap();
+    let objects = helm(&tools, args).unwrap();
+    let container = &daemon_set(&objects).unwrap()["spec"]["template"]["spec"]["containers"][0];
+    let capabilities = &container["securityContext"]["capabilities"];
+    assert_eq!(capabilities["drop"], serde_json::json!(["ALL"]));
+    let bounding: Vec<String> = capabilities["add"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| format!("+{}", c.as_str().unwrap().to_lowercase()))
+        .collect();
+    let arguments = container["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_owned())
+        .collect();
+    (bounding.join(","), arguments)
+}
+
+/// util-linux's setpriv under a name busybox's smaller applet does not take.
+fn setpriv() -> std::path::PathBuf {
+    let dir = Box::leak(Box::new(tempfile::tempdir().unwrap()));
+    let path = dir.path().join("caps-setpriv");
+    std::fs::copy("/usr/bin/setpriv", &path).expect("util-linux's setpriv");
+    path
+}
+
+fn the_charts_capabilities_are_enough_and_needed(kernel: Kernel) {
+    let (chart_caps, args) = chart_agent(&[]);
+    assert_eq!(chart_caps, "+bpf,+perfmon,+sys_admin");
+    let (minimal_caps, _) = chart_agent(&["--set-json", "extraCapabilities=[]"]);
+    assert_eq!(minimal_caps, "+bpf,+perfmon");
+    let args = args.join(" ");
+    let results = run_with(
+        kernel,
+        |vm| vm.binary(setpriv()),
+        &format!(
+            "mkdir -p /host/dev /host/cgroup /host/bpf /host/cri
+             mount --bind /dev /host/dev
+             mount --bind /sys/fs/cgroup /host/cgroup
+             mount --bind /sys/fs/bpf /host/bpf
+             grep -q '^CapBnd:.*1ffffffffff' /proc/self/status || fail 'the guest shell lacks capabilities'
+             AGENT_WRAPPER='caps-setpriv --bounding-set -all,{chart_caps} --'
+             start_agent {args}
+             grep CapEff /proc/$AGENT_PID/status > /shared/chart.caps
+             issue a $VIRTIO_CARD:0x48:500 $VGEM_CARD:0x41:300
+             stop_agent
+             start_agent {args}
+             issue a $VIRTIO_RENDER:0x48:200
+             stop_agent
+             [ \"$(cat /proc/sys/kernel/perf_event_paranoid)\" -gt 2 ] || fail \"perf_event_paranoid is not Debian's default, 3\"
+             AGENT_WRAPPER='caps-setpriv --bounding-set -all,{minimal_caps} --'
+             if $AGENT_WRAPPER kubenpu-agent {args} >> $AGENT_LOG 2>&1; then fail 'the agent started without CAP_SYS_ADMIN'; fi
+             sysctl -w kernel.perf_event_paranoid=2
+             start_agent {args}
+             issue a $VGEM_RENDER:0x41:100
+             snapshot final
+             stop_agent
+             cp $AGENT_LOG /shared/agent.log"
+        ),
+    );
+    // Exactly the chart's set: CAP_SYS_ADMIN (21), CAP_PERFMON (38), CAP_BPF (39).
+    assert_eq!(
+        results.file("chart.caps").trim(),
+        "CapEff:\t000000c000200000"
+    );
+    let (counts, losses) = results.counts("final");
+    let expected = results.expected("final", &["a"]);
+    assert_eq!(expected.values().sum::<u64>(), 500 + 300 + 200 + 100);
+    assert_eq!(counts, expected, "{kernel}");
+    assert!(losses.values().all(|&n| n == 0), "{losses:?}");
+    assert_eq!(
+        results
+            .log_lines("hook fentry-module: fentry-module attached")
+            .len(),
+        1
+    );
+    assert_eq!(
+        results
+            .log_lines("adopted the pinned fentry-module link")
+            .len(),
+        1
+    );
+    let refusal = results.log_lines("cannot attach to drm_ioctl");
+    assert_eq!(refusal.len(), 1, "{}", results.output);
+    assert!(
+        refusal[0].contains("need CAP_SYS_ADMIN besides CAP_BPF and CAP_PERFMON"),
+        "{}",
+        refusal[0]
+    );
+    assert_eq!(results.log_lines("hook kprobe: kprobe attached").len(), 1);
+}
+
+#[test]
+fn bookworm() {
+    the_charts_capabilities_are_enough_and_needed(Kernel::Bookworm);
+}
+
+#[test]
+fn sid() {
+    the_charts_capabilities_are_enough_and_needed(Kernel::Sid);
+}
