@@ -19,25 +19,15 @@ use core::intrinsics::{AtomicOrdering, atomic_xadd};
 
 use aya_ebpf::{
     bindings::BPF_NOEXIST,
-    helpers::{bpf_get_current_cgroup_id, bpf_probe_read_kernel},
+    helpers::bpf_get_current_cgroup_id,
     macros::{fentry, kprobe, map},
-    maps::{Array, HashMap, PerCpuArray, PerCpuHashMap, RingBuf},
+    maps::{Array, PerCpuArray, PerCpuHashMap, RingBuf},
     programs::{FEntryContext, ProbeContext},
 };
-use kubenpu_ebpf::{CountKey, IoctlKey, Layout, Loss};
+use kubenpu_ebpf::{CountKey, Layout, Loss};
 
-/// Offsets into `struct file` and `struct inode`, set by the agent from
-/// the running kernel's BTF; frozen read-only data, so the verifier sees
-/// constants.
-#[unsafe(no_mangle)]
-static F_INODE_OFFSET: u32 = 0;
-#[unsafe(no_mangle)]
-static I_RDEV_OFFSET: u32 = 0;
+mod filter;
 
-/// Upper bound on accelerator device nodes on one node.
-const MAX_DEVICES: u32 = 1024;
-/// Upper bound on (vendor, ioctl) entries: 64 vendors of full tables.
-const MAX_IOCTLS: u32 = 64 * 256;
 /// Default capacity of the counters; the agent may change it.
 const DEFAULT_MAX_COUNTERS: u32 = 16384;
 /// New-key notes in flight: a burst of new pods fits many times over.
@@ -45,10 +35,6 @@ const NOTES_BYTES: u32 = 256 * 1024;
 /// No wakeup per note: the agent drains on a short timer instead.
 const BPF_RB_NO_WAKEUP: u64 = 1;
 
-#[map]
-static DEVICES: HashMap<u32, u32> = HashMap::pinned(MAX_DEVICES, 0);
-#[map]
-static IOCTLS: HashMap<IoctlKey, u32> = HashMap::pinned(MAX_IOCTLS, 0);
 #[map]
 static COUNTS: PerCpuHashMap<CountKey, u64> = PerCpuHashMap::pinned(DEFAULT_MAX_COUNTERS, 0);
 #[map]
@@ -58,70 +44,30 @@ static LOSSES: PerCpuArray<u64> = PerCpuArray::pinned(Loss::ALL.len() as u32, 0)
 #[map]
 static LAYOUT: Array<Layout> = Array::pinned(1, 0);
 
-/// Entry hook with typed arguments: `filp` is a BTF pointer, so
-/// `filp->f_inode->i_rdev` are direct loads.
+/// Entry hook with typed arguments (direct loads).
 #[fentry(function = "drm_ioctl")]
 pub fn kubenpu_fentry(ctx: FEntryContext) -> u32 {
-    // SAFETY: drm_ioctl(struct file *filp, unsigned int cmd, ...); the
-    // verifier checks each load against struct file and struct inode.
-    unsafe {
-        let filp: *const u8 = ctx.arg(0);
-        let cmd: u32 = ctx.arg(1);
-        let inode = *(filp.add(offset(&F_INODE_OFFSET)) as *const *const u8);
-        let rdev = *(inode.add(offset(&I_RDEV_OFFSET)) as *const u32);
-        count(rdev, cmd);
-    }
+    let (rdev, cmd) = filter::fentry_call(&ctx);
+    count(rdev, cmd);
     0
 }
 
 /// Entry hook from registers, for kernels where fentry is unavailable.
 #[kprobe]
 pub fn kubenpu_kprobe(ctx: ProbeContext) -> u32 {
-    let (Some(filp), Some(cmd)) = (ctx.arg::<*const u8>(0), ctx.arg::<u64>(1)) else {
-        return 0;
-    };
-    // SAFETY: probe reads of kernel memory; a fault returns an error.
-    let rdev = unsafe {
-        let Ok(inode) =
-            bpf_probe_read_kernel(filp.add(offset(&F_INODE_OFFSET)) as *const *const u8)
-        else {
-            return 0;
-        };
-        let Ok(rdev) = bpf_probe_read_kernel(inode.add(offset(&I_RDEV_OFFSET)) as *const u32)
-        else {
-            return 0;
-        };
-        rdev
-    };
-    count(rdev, cmd as u32);
+    if let Some((rdev, cmd)) = filter::kprobe_call(&ctx) {
+        count(rdev, cmd);
+    }
     0
 }
 
 #[inline(always)]
-fn offset(global: &'static u32) -> usize {
-    // SAFETY: a read of our own read-only global; volatile so the compiler
-    // does not fold in the placeholder value.
-    unsafe { core::ptr::read_volatile(global) as usize }
-}
-
-#[inline(always)]
 fn count(rdev: u32, cmd: u32) {
-    // SAFETY (both lookups): map values are only read.
-    let Some(&slot) = (unsafe { DEVICES.get(rdev) }) else {
+    let Some(nr) = filter::tracked(rdev, cmd) else {
         return;
     };
-    let nr = cmd & 0xff;
-    if unsafe {
-        IOCTLS.get(IoctlKey {
-            vendor_slot: slot,
-            nr,
-        })
-    }
-    .is_none()
-    {
-        return;
-    }
     let key = CountKey {
+        // SAFETY: a helper without arguments.
         cgroup_id: unsafe { bpf_get_current_cgroup_id() },
         dev: rdev,
         nr,

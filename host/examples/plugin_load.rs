@@ -1,6 +1,9 @@
 //! What loading the built-in vendor plugins costs: compile, instantiate,
-//! describe and validate each component, timed one by one and all
-//! together, with the process's resident memory before and after.
+//! describe and validate each component, timed one by one (the median of
+//! ROUNDS) and all together as the agent loads them at start-up, with the
+//! process's resident memory before and after. Prints one line a
+//! measurement (`plugin NAME BYTES NS`, `plugins-all COUNT NS`,
+//! `plugins-rss BEFORE_KIB AFTER_KIB`) for scripts/bench's tables.
 //!
 //! `cargo run --release -p kubenpu --example plugin_load [ROUNDS]`
 
@@ -32,7 +35,7 @@ fn main() -> anyhow::Result<()> {
     let first_load = started.elapsed();
     let after = rss_kib();
 
-    println!("{:<12} {:>10} {:>14}", "plugin", "bytes", "median load");
+    // One line a measurement, for scripts/bench's tables.
     let sandbox = Sandbox::new()?;
     for (name, bytes) in BUILTIN {
         let samples = (0..rounds)
@@ -41,16 +44,14 @@ fn main() -> anyhow::Result<()> {
                 Plugin::load(&sandbox, bytes, Source::Builtin).map(|_| t.elapsed())
             })
             .collect::<Result<Vec<_>, _>>()?;
-        println!("{name:<12} {:>10} {:>14.1?}", bytes.len(), median(samples));
+        println!(
+            "plugin {name} {} {}",
+            bytes.len(),
+            median(samples).as_nanos()
+        );
     }
-    println!(
-        "all {} built-ins at start-up: {first_load:.1?}",
-        BUILTIN.len()
-    );
-    println!(
-        "RSS before: {before} KiB, after loading: {after} KiB (+{} KiB)",
-        after.saturating_sub(before)
-    );
+    println!("plugins-all {} {}", BUILTIN.len(), first_load.as_nanos());
+    println!("plugins-rss {before} {after}");
     drop(host);
     Ok(())
 }

@@ -10,6 +10,11 @@ pub static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), 
 pub static FLOOR_OBJECT: &[u8] =
     aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/kubenpu-floor"));
 
+/// For benchmarks: one ring-buffer event per counted call (the design the
+/// per-CPU counters replaced), filtering with the agent's own maps.
+pub static PER_EVENT_OBJECT: &[u8] =
+    aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/kubenpu-per-event"));
+
 #[cfg(test)]
 mod tests {
     use super::OBJECT;

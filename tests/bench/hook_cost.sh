@@ -1,45 +1,85 @@
-# Cost of the hook on drm_ioctl, per hook, next to an empty program (busybox
-# sh, in the kubenpu-vm guest; run by scripts/bench-hooks). Three rounds;
-# each case: 1,000 warm-up calls, then 200,000 timed calls, with
-# kernel.bpf_stats_enabled run time per program run from prog_stats, and
-# wall time per call from the workload.
+# Cost of a program on drm_ioctl, per hook (busybox sh, in the kubenpu-vm
+# guest; run by scripts/bench). Rounds alternate every variant; each case:
+# 1,000 warm-up calls, then N timed calls, with the program's run time per
+# run from kernel.bpf_stats_enabled (prog_stats) and the workload's wall
+# time per call. Variants: no program; the empty program (the floor);
+# kubenpu (the agent's counting program); per-event (one ring-buffer event
+# per counted call, read by a waiting reader). Cases: filtered (a DRM
+# device no vendor claims), untracked (a claimed device, an ioctl its
+# vendor does not count), counted. One line a measurement:
+#   cost ROUND HOOK VARIANT CASE RUN_NS WALL_NS
 . /drm.sh
 . /agent.sh
 echo 1 > /proc/sys/kernel/bpf_stats_enabled
 BOCHS=$(drm_node bochs-drm card)
-N=200000
-per_call() { kubenpu-workload "$1" | sed 's/.*"calls":\([0-9]*\),"elapsed_ns":\([0-9]*\).*/\2 \1/' | { read t n; echo $((t / n)); }; }
-stats() { prog_stats | awk '{print $2, $3}'; }
-measure() { # label plan-prefix
-  kubenpu-workload $2:1000 >/dev/null
-  read c0 t0 <<EOS
-$(stats)
-EOS
-  wall=$(per_call $2:$N)
-  read c1 t1 <<EOS
-$(stats)
-EOS
-  echo "$1: $(( (t1 - t0) / (c1 - c0) )) ns per run ($((c1 - c0)) runs), wall $wall ns per call"
-}
+N=${N:-200000}
+ROUNDS=${ROUNDS:-3}
 CASES="filtered:$BOCHS:0xb2 untracked:$VIRTIO_RENDER:0x43 counted:$VIRTIO_RENDER:0x48"
-for round in 1 2 3; do
-echo "round $round"
-echo "no program: filtered $(per_call $BOCHS:0xb2:$N) ns, untracked $(per_call $VIRTIO_RENDER:0x43:$N) ns, counted $(per_call $VIRTIO_RENDER:0x48:$N) ns per call"
-for hook in kprobe fentry; do
-  rm -f /tmp/floor-in; mkfifo /tmp/floor-in
-  hook_floor $hook < /tmp/floor-in 2>/dev/null &
-  FLOOR=$!
-  exec 3>/tmp/floor-in
-  for i in $(seq 100); do [ -n "$(prog_stats)" ] && break; sleep 0.1; done
-  for case in $CASES; do measure "$hook empty ${case%%:*}" "${case#*:}"; done
+
+wall_per_call() {
+  kubenpu-workload "$1" | sed 's/.*"calls":\([0-9]*\),"elapsed_ns":\([0-9]*\).*/\2 \1/' \
+    | { read -r t n; echo $((t / n)); }
+}
+stats() { prog_stats | awk '{c += $2; t += $3} END {print c + 0, t + 0}'; }
+# measure ROUND HOOK VARIANT: every case under what is attached now.
+measure() {
+  for case in $CASES; do
+    plan=${case#*:}
+    kubenpu-workload "$plan:1000" > /dev/null
+    read -r c0 t0 <<EOS
+$(stats)
+EOS
+    wall=$(wall_per_call "$plan:$N")
+    read -r c1 t1 <<EOS
+$(stats)
+EOS
+    run=0
+    [ "$c1" -gt "$c0" ] && run=$(((t1 - t0) / (c1 - c0)))
+    echo "cost $1 $2 $3 ${case%%:*} $run $wall"
+  done
+}
+# hold VARIANT HOOK: attaches a comparison program until release.
+hold() {
+  rm -f /tmp/hold-in
+  mkfifo /tmp/hold-in
+  hook_variant "$1" "$2" < /tmp/hold-in > /tmp/hold-out 2> /tmp/hold-err &
+  HOLD=$!
+  exec 3> /tmp/hold-in
+  for i in $(seq 100); do [ -n "$(prog_stats)" ] && return; sleep 0.1; done
+  cat /tmp/hold-err
+  fail "hook_variant $1 $2 did not attach"
+}
+release() {
   exec 3>&-
-  wait $FLOOR || true
-  for i in $(seq 50); do [ -z "$(prog_stats)" ] && break; sleep 0.1; done
-  kubenpu-agent --cleanup >/dev/null 2>&1
-  start_agent --hook $hook
-  for case in $CASES; do measure "$hook kubenpu ${case%%:*}" "${case#*:}"; done
-  stop_agent
-  kubenpu-agent --cleanup >/dev/null 2>&1
-  for i in $(seq 50); do [ -z "$(prog_stats)" ] && break; sleep 0.1; done
+  wait "$HOLD" || fail "hook_variant failed: $(cat /tmp/hold-err)"
+  for i in $(seq 50); do [ -z "$(prog_stats)" ] && return; sleep 0.1; done
+}
+# The agent fills DEVICES and IOCTLS, then its link is dropped: the maps
+# stay pinned for the per-event variant, nothing else is attached.
+kubenpu-agent --cleanup > /dev/null 2>&1
+start_agent
+stop_agent
+rm /sys/fs/bpf/kubenpu/link
+for i in $(seq 50); do [ -z "$(prog_stats)" ] && break; sleep 0.1; done
+
+for round in $(seq "$ROUNDS"); do
+  for case in $CASES; do
+    echo "cost $round none none ${case%%:*} 0 $(wall_per_call "${case#*:}:$N")"
+  done
+  for hook in kprobe fentry; do
+    hold empty $hook
+    measure "$round" $hook empty
+    release
+    start_agent --hook $hook
+    measure "$round" $hook kubenpu
+    stop_agent
+    rm /sys/fs/bpf/kubenpu/link
+    for i in $(seq 50); do [ -z "$(prog_stats)" ] && break; sleep 0.1; done
+    hold per-event $hook
+    measure "$round" $hook per-event
+    release
+    # Every counted call became an event the reader got.
+    echo "events $round $hook $(sed 's/events: //' /tmp/hold-out) $((N + 1000))"
+  done
 done
-done
+kubenpu-agent --cleanup > /dev/null 2>&1

@@ -219,7 +219,7 @@ fn load_fentry_on_module(ebpf: &Ebpf, vmlinux: &Btf, debug: bool) -> Result<FEnt
 pub fn load_on_module(
     ebpf: &Ebpf,
     object: &[u8],
-    name: &'static str,
+    name: &str,
     vmlinux: &Btf,
     debug: bool,
 ) -> Result<FEntry, ProbeError> {
@@ -283,8 +283,8 @@ pub fn load_on_module(
         .find(|p| p.id() == id)
         .ok_or_else(|| other(&"the loaded program vanished"))?;
     // SAFETY: the program was loaded as BPF_PROG_TYPE_TRACING / fentry above.
-    let fentry =
-        unsafe { FEntry::from_program_info(info, Cow::Borrowed(name)) }.map_err(|e| other(&e))?;
+    let fentry = unsafe { FEntry::from_program_info(info, Cow::Owned(name.to_owned())) }
+        .map_err(|e| other(&e))?;
     drop(fd);
     Ok(fentry)
 }

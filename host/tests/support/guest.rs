@@ -56,7 +56,7 @@ pub fn pods() -> PathBuf {
 }
 
 /// A host example binary, built by `cargo test` along with the tests.
-fn example(name: &str) -> PathBuf {
+pub fn example(name: &str) -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let path = root.join("target/debug/examples").join(name);
     assert!(

@@ -1,0 +1,71 @@
+//! For the benchmarks only: the design KubeNPU's counting replaced, one
+//! ring-buffer event reserved and submitted (waking the reader) per counted
+//! call, for userspace to count. Same hooks, same filter and same maps for
+//! it (the agent's pinned DEVICES and IOCTLS), so the cost per call can be
+//! compared like for like. The agent never loads it.
+//!
+//! SPDX-License-Identifier: GPL-2.0-only
+#![no_std]
+#![no_main]
+
+use aya_ebpf::{
+    helpers::bpf_get_current_cgroup_id,
+    macros::{fentry, kprobe, map},
+    maps::RingBuf,
+    programs::{FEntryContext, ProbeContext},
+};
+use kubenpu_ebpf::CountKey;
+
+#[path = "../filter.rs"]
+mod filter;
+
+/// Room for the events the reader has not consumed yet.
+const EVENTS_BYTES: u32 = 256 * 1024;
+
+#[map]
+static EVENTS: RingBuf = RingBuf::with_byte_size(EVENTS_BYTES, 0);
+
+/// Per-event variant on fentry.
+#[fentry(function = "drm_ioctl")]
+pub fn kubenpu_per_event_fentry(ctx: FEntryContext) -> u32 {
+    let (rdev, cmd) = filter::fentry_call(&ctx);
+    emit(rdev, cmd);
+    0
+}
+
+/// Per-event variant on a kprobe.
+#[kprobe]
+pub fn kubenpu_per_event_kprobe(ctx: ProbeContext) -> u32 {
+    if let Some((rdev, cmd)) = filter::kprobe_call(&ctx) {
+        emit(rdev, cmd);
+    }
+    0
+}
+
+/// One event per counted call; a full buffer drops it (the reader counts
+/// what it gets, so a drop shows as a shortfall).
+#[inline(always)]
+fn emit(rdev: u32, cmd: u32) {
+    let Some(nr) = filter::tracked(rdev, cmd) else {
+        return;
+    };
+    if let Some(mut entry) = EVENTS.reserve::<CountKey>(0) {
+        entry.write(CountKey {
+            // SAFETY: a helper without arguments.
+            cgroup_id: unsafe { bpf_get_current_cgroup_id() },
+            dev: rdev,
+            nr,
+        });
+        entry.submit(0);
+    }
+}
+
+#[unsafe(no_mangle)]
+#[unsafe(link_section = "license")]
+pub static LICENSE: [u8; 4] = *b"GPL\0";
+
+#[cfg(not(test))]
+#[panic_handler]
+fn panic(_info: &core::panic::PanicInfo) -> ! {
+    loop {}
+}

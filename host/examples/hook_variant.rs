@@ -1,0 +1,138 @@
+//! Attaches a comparison program to `drm_ioctl` and holds it until stdin
+//! closes: the yardsticks the counting program's cost is measured against
+//! (`prog_stats` reads their run time).
+//!
+//! - `empty`: returns at once; the floor of a hook.
+//! - `per-event`: the design KubeNPU's counting replaced: one ring-buffer
+//!   event per counted call, submitted with a wakeup and read here, as a
+//!   per-event agent would, one by one. It filters with the agent's pinned
+//!   DEVICES and IOCTLS maps, so run the agent once first to fill them.
+//!
+//! `hook_variant empty|per-event fentry|kprobe [PIN_DIR]` (as root; fentry
+//! goes through the `drm` module's BTF, as on Debian's kernels; PIN_DIR is
+//! the agent's `--pin-path`, /sys/fs/bpf/kubenpu by default). On exit it
+//! prints the events it read.
+
+use std::{
+    io::Read as _,
+    os::fd::AsRawFd as _,
+    path::{Path, PathBuf},
+    sync::{
+        Arc,
+        atomic::{AtomicBool, AtomicU64, Ordering},
+    },
+};
+
+use aya::{
+    Ebpf, EbpfLoader,
+    maps::RingBuf,
+    programs::{FEntry, KProbe, links::FdLink},
+};
+use kubenpu::{
+    probe::{Btf, VMLINUX_BTF, load_on_module},
+    program::{FLOOR_OBJECT, PER_EVENT_OBJECT},
+};
+use kubenpu_ebpf::global;
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [variant, hook, rest @ ..] = &args[..] else {
+        anyhow::bail!("usage: hook_variant empty|per-event fentry|kprobe [PIN_DIR]");
+    };
+    let pin_dir = PathBuf::from(rest.first().map_or("/sys/fs/bpf/kubenpu", String::as_str));
+    let vmlinux = Btf::from_file(Path::new(VMLINUX_BTF), None)?;
+    let (object, prefix) = match variant.as_str() {
+        "empty" => (FLOOR_OBJECT, "kubenpu_floor"),
+        "per-event" => (PER_EVENT_OBJECT, "kubenpu_per_event"),
+        other => {
+            anyhow::bail!("hook_variant: unknown variant {other:?}: choose empty or per-event")
+        }
+    };
+    let mut loader = EbpfLoader::new();
+    let (f_inode, i_rdev);
+    if variant == "per-event" {
+        f_inode = vmlinux
+            .member_offset("file", "f_inode")
+            .map_err(anyhow::Error::msg)?;
+        i_rdev = vmlinux
+            .member_offset("inode", "i_rdev")
+            .map_err(anyhow::Error::msg)?;
+        loader
+            .override_global(global::F_INODE_OFFSET, &f_inode, true)
+            .override_global(global::I_RDEV_OFFSET, &i_rdev, true)
+            .default_map_pin_directory(pin_dir.join("maps"));
+    }
+    let mut ebpf = loader.load(object)?;
+    let name = format!("{prefix}_{hook}");
+    let _link = attach(&mut ebpf, object, &name, hook, &vmlinux)?;
+    eprintln!("hook_variant: {variant} {hook} program attached; close stdin to detach");
+
+    let done = Arc::new(AtomicBool::new(false));
+    let events = Arc::new(AtomicU64::new(0));
+    let reader = match ebpf.take_map("EVENTS") {
+        Some(map) => {
+            let ring = RingBuf::try_from(map)?;
+            let (done, events) = (done.clone(), events.clone());
+            Some(std::thread::spawn(move || {
+                read_events(ring, &done, &events)
+            }))
+        }
+        None => None,
+    };
+    let _ = std::io::stdin().read_to_end(&mut Vec::new());
+    done.store(true, Ordering::Relaxed);
+    if let Some(reader) = reader {
+        reader.join().expect("the reader thread")?;
+    }
+    println!("events: {}", events.load(Ordering::Relaxed));
+    Ok(())
+}
+
+fn attach(
+    ebpf: &mut Ebpf,
+    object: &[u8],
+    name: &str,
+    hook: &str,
+    vmlinux: &Btf,
+) -> anyhow::Result<FdLink> {
+    Ok(match hook {
+        "kprobe" => {
+            let program: &mut KProbe = ebpf
+                .program_mut(name)
+                .ok_or_else(|| anyhow::anyhow!("no program {name}"))?
+                .try_into()?;
+            program.load()?;
+            let id = program.attach("drm_ioctl", 0)?;
+            FdLink::try_from(program.take_link(id)?)?
+        }
+        "fentry" => {
+            let mut program: FEntry = load_on_module(ebpf, object, name, vmlinux, true)?;
+            let id = program.attach()?;
+            program.take_link(id)?.into()
+        }
+        other => anyhow::bail!("hook_variant: unknown hook {other:?}: choose fentry or kprobe"),
+    })
+}
+
+/// Waits for the kernel's wakeups and counts every event, until `done`.
+fn read_events(
+    mut ring: RingBuf<aya::maps::MapData>,
+    done: &AtomicBool,
+    events: &AtomicU64,
+) -> anyhow::Result<()> {
+    let mut poll = libc::pollfd {
+        fd: ring.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    while !done.load(Ordering::Relaxed) {
+        // SAFETY: one valid pollfd for the duration of the call.
+        unsafe { libc::poll(&mut poll, 1, 100) };
+        while let Some(event) = ring.next() {
+            if event.len() == std::mem::size_of::<kubenpu_ebpf::CountKey>() {
+                events.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,55 @@
+//! The benchmarks' yardsticks are what they claim to be (BENCHMARKS.md
+//! compares the counting program with them): on both hooks, the per-event
+//! variant filters exactly as the agent does and its reader receives one
+//! event per counted call, and the empty program runs once per call.
+
+mod support;
+
+use kubenpu_vm::Kernel;
+use support::guest::{example, run_with};
+
+#[test]
+fn the_per_event_variant_sees_every_counted_call_and_nothing_else() {
+    let results = run_with(
+        Kernel::Sid,
+        |vm| vm.binary(example("hook_variant")),
+        "BOCHS=$(drm_node bochs-drm card)
+         echo 1 > /proc/sys/kernel/bpf_stats_enabled
+         start_agent
+         stop_agent
+         rm /sys/fs/bpf/kubenpu/link
+         for hook in fentry kprobe; do
+           for variant in per-event empty; do
+             rm -f /tmp/in; mkfifo /tmp/in
+             hook_variant $variant $hook < /tmp/in > /shared/$variant.$hook 2> /tmp/err &
+             HOLD=$!
+             exec 3> /tmp/in
+             for i in $(seq 100); do [ -n \"$(prog_stats)\" ] && break; sleep 0.1; done
+             [ -n \"$(prog_stats)\" ] || fail \"hook_variant $variant $hook: $(cat /tmp/err)\"
+             kubenpu-workload $VIRTIO_RENDER:0x48:3000 $VGEM_CARD:0x41:700 $VIRTIO_RENDER:0x43:500 $BOCHS:0xb2:400 > /dev/null
+             prog_stats | awk '{print $2}' > /shared/$variant.$hook.runs
+             exec 3>&-
+             wait $HOLD || fail \"hook_variant $variant $hook failed: $(cat /tmp/err)\"
+             for i in $(seq 50); do [ -z \"$(prog_stats)\" ] && break; sleep 0.1; done
+           done
+         done
+         cp $AGENT_LOG /shared/agent.log",
+    );
+    for hook in ["fentry", "kprobe"] {
+        // 3000 + 700 counted; the untracked ioctl and the unclaimed device
+        // make none.
+        assert_eq!(
+            results.file(&format!("per-event.{hook}")).trim(),
+            "events: 3700"
+        );
+        assert_eq!(results.file(&format!("empty.{hook}")).trim(), "events: 0");
+        // The empty program ran for every call (other processes may add a
+        // few of their own).
+        let runs: u64 = results
+            .file(&format!("empty.{hook}.runs"))
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(runs >= 4600, "{hook}: {runs} runs");
+    }
+}

@@ -1,0 +1,228 @@
+//! One function per table of BENCHMARKS.md, each from its raw lines.
+
+use std::{collections::BTreeMap, fmt::Write as _};
+
+use anyhow::{Context as _, Result, bail};
+
+use crate::samples::Samples;
+
+/// The fields of every line starting with `tag`, after the tag.
+fn lines<'a>(text: &'a str, tag: &str) -> Vec<Vec<&'a str>> {
+    text.lines()
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            (words.next() == Some(tag)).then(|| words.collect())
+        })
+        .collect()
+}
+
+fn number(word: &str) -> Result<f64> {
+    word.parse()
+        .with_context(|| format!("{word:?} is not a number"))
+}
+
+const HOOKS: [&str; 2] = ["fentry", "kprobe"];
+const VARIANTS: [&str; 4] = ["none", "empty", "kubenpu", "per-event"];
+const CASES: [&str; 3] = ["filtered", "untracked", "counted"];
+
+/// Run time per program run and wall time per call, per hook, variant and
+/// case; then the ratios of the targets.
+pub fn hooks(text: &str) -> Result<String> {
+    // (hook, variant, case) -> (run ns, wall ns)
+    let mut cost: BTreeMap<(&str, &str, &str), (Samples, Samples)> = BTreeMap::new();
+    for fields in lines(text, "cost") {
+        let [_round, hook, variant, case, run, wall] = fields[..] else {
+            bail!("a cost line has {} fields, not 6", fields.len());
+        };
+        let entry = cost.entry((hook, variant, case)).or_default();
+        entry.0.push(number(run)?);
+        entry.1.push(number(wall)?);
+    }
+    if cost.is_empty() {
+        bail!("no cost lines: the hook benchmark did not run");
+    }
+    let mut out = String::from("### Cost per `drm_ioctl` call\n\n");
+    out.push_str("Median (min–max) over the rounds, in ns.\n\n");
+    out.push_str("| hook | program | call | run time per run | wall time per call |\n|---|---|---|---:|---:|\n");
+    for (hook, variant) in std::iter::once(("none", "none")).chain(
+        HOOKS
+            .iter()
+            .flat_map(|h| VARIANTS[1..].iter().map(move |v| (*h, *v))),
+    ) {
+        for case in CASES {
+            if let Some((run, wall)) = cost.get(&(hook, variant, case)) {
+                let run = if variant == "none" {
+                    "–".to_owned()
+                } else {
+                    run.to_string()
+                };
+                writeln!(out, "| {hook} | {variant} | {case} | {run} | {wall} |")?;
+            }
+        }
+    }
+    let median = |hook, variant, case, wall: bool| {
+        cost.get(&(hook, variant, case))
+            .map(|(run, w)| if wall { w.median() } else { run.median() })
+            .unwrap_or(f64::NAN)
+    };
+    out.push_str("\n### Ratios (of medians)\n\n");
+    out.push_str("Run time is the program alone (`bpf_stats`); wall time includes the hook's dispatch and the ioctl itself.\n\n");
+    out.push_str("| hook | measure | counted ÷ empty | counted ÷ per-event | filtered ÷ empty |\n|---|---|---:|---:|---:|\n");
+    for hook in HOOKS {
+        for (label, wall) in [("run time", false), ("wall time", true)] {
+            let ratio = |a: f64, b: f64| format!("{:.2}", a / b);
+            writeln!(
+                out,
+                "| {hook} | {label} | {} | {} | {} |",
+                ratio(
+                    median(hook, "kubenpu", "counted", wall),
+                    median(hook, "empty", "counted", wall)
+                ),
+                ratio(
+                    median(hook, "kubenpu", "counted", wall),
+                    median(hook, "per-event", "counted", wall)
+                ),
+                ratio(
+                    median(hook, "kubenpu", "filtered", wall),
+                    median(hook, "empty", "filtered", wall)
+                ),
+            )?;
+        }
+    }
+    let events = lines(text, "events");
+    let complete = events
+        .iter()
+        .filter(|f| f.len() == 4 && f[2] == f[3])
+        .count();
+    writeln!(
+        out,
+        "\nThe per-event reader received every event in {complete} of {} runs.\n",
+        events.len()
+    )?;
+    Ok(out)
+}
+
+/// Start-up, memory, CPU, and loss at the highest rate.
+pub fn footprint(text: &str) -> Result<String> {
+    let collect = |tag: &str, select: &dyn Fn(&[&str]) -> Option<f64>| {
+        let mut samples = Samples::default();
+        for fields in lines(text, tag) {
+            if let Some(value) = select(&fields) {
+                samples.push(value);
+            }
+        }
+        samples
+    };
+    let at = |i: usize| move |f: &[&str]| f.get(i).and_then(|w| w.parse().ok());
+    let cpu = |kind: &'static str| {
+        move |f: &[&str]| {
+            (f.get(1) == Some(&kind))
+                .then(|| f[2].parse().ok())
+                .flatten()
+        }
+    };
+    let ready = collect("ready", &at(1));
+    let rss = collect("rss", &|f| at(1)(f).map(|kib: f64| kib / 1024.0));
+    let idle = collect("cpu", &cpu("idle"));
+    let busy = collect("cpu", &cpu("busy"));
+    let mut out =
+        String::from("### Agent footprint\n\n| measure | median (min–max) |\n|---|---:|\n");
+    writeln!(
+        out,
+        "| start to ready, all built-in plugins loaded (ms) | {ready} |"
+    )?;
+    writeln!(out, "| resident memory at idle (MiB) | {rss} |")?;
+    writeln!(out, "| CPU at idle (ms per s) | {idle} |")?;
+    writeln!(out, "| CPU at the highest call rate (ms per s) | {busy} |")?;
+    out.push_str("\n### Loss at the highest rate one vCPU reaches\n\n| round | calls | calls per second | counted | lost |\n|---:|---:|---:|---:|---:|\n");
+    let rates = lines(text, "rate");
+    if rates.is_empty() {
+        bail!("no rate lines: the footprint benchmark did not run");
+    }
+    for fields in rates {
+        let [round, issued, ns, counted, lost] = fields[..] else {
+            bail!("a rate line has {} fields, not 5", fields.len());
+        };
+        let per_second = number(issued)? / (number(ns)? / 1e9);
+        writeln!(
+            out,
+            "| {round} | {issued} | {per_second:.0} | {counted} | {lost} |"
+        )?;
+    }
+    out.push('\n');
+    Ok(out)
+}
+
+/// criterion's estimates for the render benchmark.
+pub fn render(text: &str) -> Result<String> {
+    let mut estimates: BTreeMap<(u32, String), String> = BTreeMap::new();
+    let mut id: Option<(u32, String)> = None;
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(rest) = line.strip_prefix("render/") {
+            let mut parts = rest.split_whitespace().next().unwrap_or("").split('/');
+            if let (Some(format), Some(series)) = (parts.next(), parts.next()) {
+                id = Some((number(series)? as u32, format.to_owned()));
+            }
+        }
+        if let (Some(key), Some(times)) = (&id, line.split("time:").nth(1)) {
+            let values: Vec<&str> = times
+                .trim()
+                .trim_matches(['[', ']'])
+                .split_whitespace()
+                .collect();
+            if let [low, low_unit, mid, mid_unit, high, high_unit] = values[..] {
+                estimates.insert(
+                    key.clone(),
+                    format!("{mid} {mid_unit} ({low} {low_unit} – {high} {high_unit})"),
+                );
+            }
+            id = None;
+        }
+    }
+    if estimates.is_empty() {
+        bail!("no criterion estimates in render.txt");
+    }
+    let mut out = String::from(
+        "### `/metrics` render time\n\ncriterion's median estimate (95 % interval).\n\n| series | text format | OpenMetrics |\n|---:|---:|---:|\n",
+    );
+    let counts: std::collections::BTreeSet<u32> = estimates.keys().map(|(n, _)| *n).collect();
+    for n in counts {
+        let get = |format: &str| {
+            estimates
+                .get(&(n, format.to_owned()))
+                .cloned()
+                .unwrap_or_default()
+        };
+        writeln!(out, "| {n} | {} | {} |", get("text"), get("openmetrics"))?;
+    }
+    out.push('\n');
+    Ok(out)
+}
+
+/// Load time per built-in plugin and for all of them.
+pub fn plugins(text: &str) -> Result<String> {
+    let mut out = String::from(
+        "### Plugin load time\n\n| plugin | bytes | load (median) |\n|---|---:|---:|\n",
+    );
+    for fields in lines(text, "plugin") {
+        let [name, bytes, ns] = fields[..] else {
+            bail!("a plugin line has {} fields, not 3", fields.len());
+        };
+        writeln!(out, "| {name} | {bytes} | {:.1} ms |", number(ns)? / 1e6)?;
+    }
+    let all = lines(text, "plugins-all");
+    let rss = lines(text, "plugins-rss");
+    let ([all], [rss]) = (&all[..], &rss[..]) else {
+        bail!("plugins.txt lacks its plugins-all or plugins-rss line");
+    };
+    writeln!(
+        out,
+        "| all {} built-ins, as the agent loads them at start-up | | {:.1} ms |\n\nResident memory {:.1} MiB before, {:.1} MiB after loading them.\n",
+        all[0],
+        number(all[1])? / 1e6,
+        number(rss[0])? / 1024.0,
+        number(rss[1])? / 1024.0
+    )?;
+    Ok(out)
+}
