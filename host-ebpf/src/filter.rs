@@ -81,3 +81,33 @@ pub fn tracked(rdev: u32, cmd: u32) -> Option<u32> {
     }?;
     Some(nr)
 }
+
+/// Declares the fentry program `$fentry` and the kprobe program `$kprobe`
+/// on `drm_ioctl`; both call `$on_kept(rdev, nr)` for every call the
+/// vendor tables keep, and nothing else.
+macro_rules! programs {
+    ($fentry:ident, $kprobe:ident, $on_kept:path) => {
+        /// Entry hook with typed arguments (direct loads).
+        #[aya_ebpf::macros::fentry(function = "drm_ioctl")]
+        pub fn $fentry(ctx: aya_ebpf::programs::FEntryContext) -> u32 {
+            let (rdev, cmd) = $crate::filter::fentry_call(&ctx);
+            if let Some(nr) = $crate::filter::tracked(rdev, cmd) {
+                $on_kept(rdev, nr);
+            }
+            0
+        }
+
+        /// Entry hook from registers, for kernels where fentry is
+        /// unavailable.
+        #[aya_ebpf::macros::kprobe]
+        pub fn $kprobe(ctx: aya_ebpf::programs::ProbeContext) -> u32 {
+            if let Some((rdev, cmd)) = $crate::filter::kprobe_call(&ctx)
+                && let Some(nr) = $crate::filter::tracked(rdev, cmd)
+            {
+                $on_kept(rdev, nr);
+            }
+            0
+        }
+    };
+}
+pub(crate) use programs;

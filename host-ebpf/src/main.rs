@@ -20,13 +20,13 @@ use core::intrinsics::{AtomicOrdering, atomic_xadd};
 use aya_ebpf::{
     bindings::BPF_NOEXIST,
     helpers::bpf_get_current_cgroup_id,
-    macros::{fentry, kprobe, map},
+    macros::map,
     maps::{Array, PerCpuArray, PerCpuHashMap, RingBuf},
-    programs::{FEntryContext, ProbeContext},
 };
 use kubenpu_ebpf::{CountKey, Layout, Loss};
 
 mod filter;
+mod object;
 
 /// Default capacity of the counters; the agent may change it.
 const DEFAULT_MAX_COUNTERS: u32 = 16384;
@@ -44,28 +44,11 @@ static LOSSES: PerCpuArray<u64> = PerCpuArray::pinned(Loss::ALL.len() as u32, 0)
 #[map]
 static LAYOUT: Array<Layout> = Array::pinned(1, 0);
 
-/// Entry hook with typed arguments (direct loads).
-#[fentry(function = "drm_ioctl")]
-pub fn kubenpu_fentry(ctx: FEntryContext) -> u32 {
-    let (rdev, cmd) = filter::fentry_call(&ctx);
-    count(rdev, cmd);
-    0
-}
+filter::programs!(kubenpu_fentry, kubenpu_kprobe, count);
 
-/// Entry hook from registers, for kernels where fentry is unavailable.
-#[kprobe]
-pub fn kubenpu_kprobe(ctx: ProbeContext) -> u32 {
-    if let Some((rdev, cmd)) = filter::kprobe_call(&ctx) {
-        count(rdev, cmd);
-    }
-    0
-}
-
+/// Counts one kept call of the current cgroup.
 #[inline(always)]
-fn count(rdev: u32, cmd: u32) {
-    let Some(nr) = filter::tracked(rdev, cmd) else {
-        return;
-    };
+fn count(rdev: u32, nr: u32) {
     let key = CountKey {
         // SAFETY: a helper without arguments.
         cgroup_id: unsafe { bpf_get_current_cgroup_id() },
@@ -102,15 +85,4 @@ fn lose(reason: Loss) {
     if let Some(counter) = LOSSES.get_ptr_mut(reason as u32) {
         add_one(counter);
     }
-}
-
-/// The kernel refuses GPL-only helpers to programs without a GPL licence.
-#[unsafe(no_mangle)]
-#[unsafe(link_section = "license")]
-pub static LICENSE: [u8; 4] = *b"GPL\0";
-
-#[cfg(not(test))]
-#[panic_handler]
-fn panic(_info: &core::panic::PanicInfo) -> ! {
-    loop {}
 }

@@ -11,6 +11,9 @@ use aya_ebpf::{
     programs::{FEntryContext, ProbeContext},
 };
 
+#[path = "../object.rs"]
+mod object;
+
 /// Empty fentry program on `drm_ioctl`.
 #[fentry(function = "drm_ioctl")]
 pub fn kubenpu_floor_fentry(_ctx: FEntryContext) -> u32 {
@@ -21,15 +24,4 @@ pub fn kubenpu_floor_fentry(_ctx: FEntryContext) -> u32 {
 #[kprobe]
 pub fn kubenpu_floor_kprobe(_ctx: ProbeContext) -> u32 {
     0
-}
-
-/// Same licence as the counting program, so the comparison is like for like.
-#[unsafe(no_mangle)]
-#[unsafe(link_section = "license")]
-pub static LICENSE: [u8; 4] = *b"GPL\0";
-
-#[cfg(not(test))]
-#[panic_handler]
-fn panic(_info: &core::panic::PanicInfo) -> ! {
-    loop {}
 }

@@ -8,16 +8,13 @@
 #![no_std]
 #![no_main]
 
-use aya_ebpf::{
-    helpers::bpf_get_current_cgroup_id,
-    macros::{fentry, kprobe, map},
-    maps::RingBuf,
-    programs::{FEntryContext, ProbeContext},
-};
+use aya_ebpf::{helpers::bpf_get_current_cgroup_id, macros::map, maps::RingBuf};
 use kubenpu_ebpf::CountKey;
 
 #[path = "../filter.rs"]
 mod filter;
+#[path = "../object.rs"]
+mod object;
 
 /// Room for the events the reader has not consumed yet.
 const EVENTS_BYTES: u32 = 256 * 1024;
@@ -25,30 +22,12 @@ const EVENTS_BYTES: u32 = 256 * 1024;
 #[map]
 static EVENTS: RingBuf = RingBuf::with_byte_size(EVENTS_BYTES, 0);
 
-/// Per-event variant on fentry.
-#[fentry(function = "drm_ioctl")]
-pub fn kubenpu_per_event_fentry(ctx: FEntryContext) -> u32 {
-    let (rdev, cmd) = filter::fentry_call(&ctx);
-    emit(rdev, cmd);
-    0
-}
-
-/// Per-event variant on a kprobe.
-#[kprobe]
-pub fn kubenpu_per_event_kprobe(ctx: ProbeContext) -> u32 {
-    if let Some((rdev, cmd)) = filter::kprobe_call(&ctx) {
-        emit(rdev, cmd);
-    }
-    0
-}
+filter::programs!(kubenpu_per_event_fentry, kubenpu_per_event_kprobe, emit);
 
 /// One event per counted call; a full buffer drops it (the reader counts
 /// what it gets, so a drop shows as a shortfall).
 #[inline(always)]
-fn emit(rdev: u32, cmd: u32) {
-    let Some(nr) = filter::tracked(rdev, cmd) else {
-        return;
-    };
+fn emit(rdev: u32, nr: u32) {
     if let Some(mut entry) = EVENTS.reserve::<CountKey>(0) {
         entry.write(CountKey {
             // SAFETY: a helper without arguments.
@@ -58,14 +37,4 @@ fn emit(rdev: u32, cmd: u32) {
         });
         entry.submit(0);
     }
-}
-
-#[unsafe(no_mangle)]
-#[unsafe(link_section = "license")]
-pub static LICENSE: [u8; 4] = *b"GPL\0";
-
-#[cfg(not(test))]
-#[panic_handler]
-fn panic(_info: &core::panic::PanicInfo) -> ! {
-    loop {}
 }

@@ -30,11 +30,13 @@ impl Samples {
     }
 }
 
-/// `median (min–max)`, rounded to whole units.
+/// `median (min–max)`, to the precision asked (`{:.1}`), else to whole
+/// units.
 impl fmt::Display for Samples {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (min, max) = self.range();
-        write!(f, "{:.0} ({:.0}–{:.0})", self.median(), min, max)
+        let p = f.precision().unwrap_or(0);
+        write!(f, "{:.p$} ({:.p$}–{:.p$})", self.median(), min, max)
     }
 }
 
@@ -50,6 +52,7 @@ mod tests {
         }
         assert_eq!(s.median(), 25.0);
         assert_eq!(s.to_string(), "25 (10–40)");
+        assert_eq!(format!("{s:.1}"), "25.0 (10.0–40.0)");
         s.push(50.0);
         assert_eq!(s.median(), 30.0);
     }

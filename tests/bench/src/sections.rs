@@ -131,7 +131,7 @@ pub fn footprint(text: &str) -> Result<String> {
         out,
         "| start to ready, all built-in plugins loaded (ms) | {ready} |"
     )?;
-    writeln!(out, "| resident memory at idle (MiB) | {rss} |")?;
+    writeln!(out, "| resident memory at idle (MiB) | {rss:.1} |")?;
     writeln!(out, "| CPU at idle (ms per s) | {idle} |")?;
     writeln!(out, "| CPU at the highest call rate (ms per s) | {busy} |")?;
     out.push_str("\n### Loss at the highest rate one vCPU reaches\n\n| round | calls | calls per second | counted | lost |\n|---:|---:|---:|---:|---:|\n");
@@ -225,4 +225,69 @@ pub fn plugins(text: &str) -> Result<String> {
         number(rss[1])? / 1024.0
     )?;
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{footprint, hooks, render};
+
+    #[test]
+    fn hook_lines_become_medians_and_ratios() {
+        let mut text = String::new();
+        for (round, scale) in [(1, 1), (2, 3)] {
+            for (variant, run) in [("empty", 100), ("kubenpu", 200), ("per-event", 800)] {
+                for case in ["filtered", "counted"] {
+                    let wall = 1000 + run;
+                    text += &format!(
+                        "cost {round} fentry {variant} {case} {} {wall}\n",
+                        run * scale
+                    );
+                }
+            }
+            text += &format!("events {round} fentry 201000 201000\nnoise from the console\n");
+        }
+        let out = hooks(&text).unwrap();
+        assert!(
+            out.contains("| fentry | kubenpu | counted | 400 (200–600) | 1200 (1200–1200) |"),
+            "{out}"
+        );
+        assert!(
+            out.contains("| fentry | run time | 2.00 | 0.25 | 2.00 |"),
+            "{out}"
+        );
+        assert!(out.contains("every event in 2 of 2 runs"), "{out}");
+        assert!(hooks("nothing measured").is_err());
+    }
+
+    #[test]
+    fn footprint_lines_and_rates() {
+        let out = footprint(
+            "ready 1 900\nrss 1 15360\ncpu 1 idle 2\ncpu 1 busy 30\nrate 1 1000 2000000 1000 0\n",
+        )
+        .unwrap();
+        assert!(
+            out.contains("| resident memory at idle (MiB) | 15.0 (15.0–15.0) |"),
+            "{out}"
+        );
+        assert!(out.contains("| 1 | 1000 | 500000 | 1000 | 0 |"), "{out}");
+    }
+
+    #[test]
+    fn criterion_estimates_on_one_line_or_two() {
+        let out = render(
+            "render/text/100         time:   [65.3 µs 65.8 µs 66.3 µs]
+                        change: [−1.7% −1.1% −0.5%] (p = 0.00 < 0.05)
+render/openmetrics/10000
+                        time:   [2.93 ms 2.94 ms 2.95 ms]",
+        )
+        .unwrap();
+        assert!(
+            out.contains("| 100 | 65.8 µs (65.3 µs – 66.3 µs) |  |"),
+            "{out}"
+        );
+        assert!(
+            out.contains("| 10000 |  | 2.94 ms (2.93 ms – 2.95 ms) |"),
+            "{out}"
+        );
+    }
 }

@@ -11,9 +11,11 @@
 use std::{fs::File, os::fd::AsRawFd as _, os::unix::fs::MetadataExt as _, process::ExitCode};
 
 /// `_IOWR('d', nr, 64 bytes)`: the DRM ioctl encoding with a 64-byte argument.
-fn drm_iowr(nr: u8) -> libc::c_ulong {
-    const IOC_READ_WRITE: libc::c_ulong = 3;
-    (IOC_READ_WRITE << 30) | (64 << 16) | ((b'd' as libc::c_ulong) << 8) | libc::c_ulong::from(nr)
+fn drm_iowr(nr: u8) -> libc::Ioctl {
+    const IOC_READ_WRITE: u32 = 3;
+    // The request's type is c_ulong in glibc and c_int in musl; the bits
+    // are the same.
+    ((IOC_READ_WRITE << 30) | (64 << 16) | (u32::from(b'd') << 8) | u32::from(nr)) as libc::Ioctl
 }
 
 struct Plan {
