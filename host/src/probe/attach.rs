@@ -21,7 +21,7 @@ use aya::{
 };
 use kubenpu_ebpf::{HOOKED_FUNCTION, program};
 
-use super::{Btf, Config, ProbeError, pins, syscall};
+use super::{Btf, Config, ProbeError, lacks_privilege, pins, syscall};
 use crate::program::OBJECT;
 
 /// The hook the agent is asked for.
@@ -119,9 +119,7 @@ pub fn attach(
             Err(e) => failures.push(format!("{} unavailable: {}", wanted.as_str(), e.reason())),
         }
     }
-    let denied =
-        |f: &String| f.contains("Permission denied") || f.contains("Operation not permitted");
-    if failures.iter().all(denied) {
+    if failures.iter().all(|f| lacks_privilege(f)) {
         Err(ProbeError::AttachDenied(failures.join("; ")))
     } else {
         Err(ProbeError::Attach(failures.join("; ")))

@@ -97,7 +97,7 @@ impl ProbeError {
 
     fn from_load(e: impl std::fmt::Display) -> Self {
         let text = e.to_string();
-        if text.contains("Operation not permitted") || text.contains("EPERM") {
+        if lacks_privilege(&text) {
             ProbeError::Permission(text)
         } else {
             ProbeError::Other(text)
@@ -196,5 +196,36 @@ impl Probe {
     /// New keys the program noted since the last drain.
     pub fn drain_notes(&mut self) -> Result<Vec<kubenpu_ebpf::CountKey>, ProbeError> {
         read::drain_notes(&mut self.ebpf)
+    }
+}
+
+/// Whether `text`, a kernel error as aya reports it, means the agent lacks
+/// a capability: EPERM from any call, or EACCES from `perf_event_open`
+/// (`kernel.perf_event_paranoid`). The verifier's EACCES rejects a program
+/// and is not this.
+fn lacks_privilege(text: &str) -> bool {
+    text.contains("Operation not permitted")
+        || text.contains("EPERM")
+        || (text.contains("perf_event_open") && text.contains("Permission denied"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lacks_privilege;
+
+    #[test]
+    fn only_privilege_refusals_count_as_lacking_privilege() {
+        assert!(lacks_privilege(
+            "fentry unavailable: Operation not permitted (os error 1)"
+        ));
+        assert!(lacks_privilege(
+            "kprobe unavailable: `perf_event_open` failed: Permission denied (os error 13)"
+        ));
+        assert!(!lacks_privilege(
+            "the BPF_PROG_LOAD syscall failed. Verifier output: invalid mem access: Permission denied (os error 13)"
+        ));
+        assert!(!lacks_privilege(
+            "drm_ioctl is neither in vmlinux BTF nor in a loaded drm module"
+        ));
     }
 }
