@@ -16,6 +16,15 @@ pub use validate::{promtool, validate};
 
 use std::path::PathBuf;
 
+/// `all-options.yaml`: every option of the chart set away from its default,
+/// as a Helm values file (its path) and as Tanka settings (JSON).
+pub fn all_options() -> (String, serde_json::Value) {
+    let path = format!("{}/all-options.yaml", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).expect("all-options.yaml");
+    let settings = serde_norway::from_str(&text).expect("all-options.yaml is YAML");
+    (path, settings)
+}
+
 /// The repository's `deploy/` directory.
 pub fn deploy_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../deploy")

@@ -2,8 +2,9 @@
 //! validators under the cache's `tools/`, jsonnet and promtool on PATH.
 
 use std::{
+    io::Write as _,
     path::{Path, PathBuf},
-    process::{Command, Output},
+    process::{Command, Stdio},
 };
 
 use anyhow::{Context as _, Result, bail};
@@ -31,7 +32,15 @@ impl Tools {
             kubernetes_validate: tools.join("venv/bin/kubernetes-validate"),
             node_models: tools.join("node"),
         };
-        for path in [&this.helm, &this.kubectl, &this.kubernetes_validate] {
+        let models = this
+            .node_models
+            .join("node_modules/@kubernetes-models/prometheus-operator/package.json");
+        for path in [
+            &this.helm,
+            &this.kubectl,
+            &this.kubernetes_validate,
+            &models,
+        ] {
             if !path.is_file() {
                 bail!("{} is missing: run scripts/setup", path.display());
             }
@@ -43,16 +52,28 @@ impl Tools {
 /// Runs `command`; its stdout if it succeeds, else an error with all it
 /// said (some tools report faults on stdout).
 pub fn run(command: &mut Command) -> Result<String> {
-    let output: Output = command
-        .output()
+    run_with_input(command, &[])
+}
+
+/// [`run`], with `input` on the command's stdin.
+pub fn run_with_input(command: &mut Command, input: &[u8]) -> Result<String> {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .with_context(|| format!("cannot run {command:?}"))?;
+    child.stdin.take().context("stdin")?.write_all(input)?;
+    let output = child.wait_with_output()?;
     if !output.status.success() {
+        let said = [&output.stdout, &output.stderr]
+            .map(|text| String::from_utf8_lossy(text).trim().to_owned())
+            .join("\n");
         bail!(
-            "{:?} failed ({}): {}{}",
+            "{:?} failed ({}): {}",
             command.get_program(),
             output.status,
-            String::from_utf8_lossy(&output.stdout).trim(),
-            String::from_utf8_lossy(&output.stderr).trim()
+            said.trim()
         );
     }
     Ok(String::from_utf8(output.stdout)?)

@@ -3,14 +3,14 @@
 //! validators generated from its Go API types (types, enums and required
 //! fields; they accept unknown fields), PromQL with promtool.
 
-use std::{
-    io::Write as _,
-    process::{Command, Stdio},
-};
+use std::{io::Write as _, process::Command};
 
 use anyhow::{Context as _, Result, bail};
 
-use crate::{Object, tools::Tools, tools::run};
+use crate::{
+    Object,
+    tools::{Tools, run, run_with_input},
+};
 
 /// The API group whose kinds are prometheus-operator's.
 const MONITORING: &str = "monitoring.coreos.com/";
@@ -33,13 +33,13 @@ pub fn validate(tools: &Tools, objects: &[Object], version: &str) -> Result<()> 
             .args(["--strict", "--quiet", "--kubernetes-version", version])
             .arg(file.path()))
         {
-            faults.push(e.to_string());
+            faults.push(format!("{e:#}"));
         }
     }
     if !monitoring.is_empty()
         && let Err(e) = validate_monitoring(tools, &monitoring)
     {
-        faults.push(e.to_string());
+        faults.push(format!("{e:#}"));
     }
     if !faults.is_empty() {
         bail!("{}", faults.join("\n"));
@@ -47,9 +47,11 @@ pub fn validate(tools: &Tools, objects: &[Object], version: &str) -> Result<()> 
     Ok(())
 }
 
-/// Each object through the model class of its kind.
+/// Each object, from a JSON array on stdin, through the model class of
+/// its kind.
 const MODELS: &str = r#"
-const objects = JSON.parse(require("fs").readFileSync(0, "utf8"));
+import { readFileSync } from "fs";
+const objects = JSON.parse(readFileSync(0, "utf8"));
 let faults = 0;
 for (const object of objects) {
   const kind = object.kind;
@@ -66,30 +68,15 @@ process.exit(faults ? 1 : 0);
 "#;
 
 fn validate_monitoring(tools: &Tools, objects: &[&Object]) -> Result<()> {
-    let mut child = Command::new("node")
-        .current_dir(&tools.node_models)
-        .args(["--input-type=module", "-e"])
-        .arg(format!(
-            "import {{ createRequire }} from 'module'; const require = createRequire(process.cwd() + '/'); {MODELS}"
-        ))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .context("cannot run node (scripts/setup installs nodejs)")?;
-    child
-        .stdin
-        .take()
-        .context("node's stdin")?
-        .write_all(serde_json::to_string(objects)?.as_bytes())?;
-    let output = child.wait_with_output()?;
-    if !output.status.success() {
-        bail!(
-            "prometheus-operator objects did not validate: {}{}",
-            String::from_utf8_lossy(&output.stdout).trim(),
-            String::from_utf8_lossy(&output.stderr).trim()
-        );
-    }
+    run_with_input(
+        Command::new("node").current_dir(&tools.node_models).args([
+            "--input-type=module",
+            "-e",
+            MODELS,
+        ]),
+        serde_json::to_string(objects)?.as_bytes(),
+    )
+    .context("prometheus-operator objects did not validate")?;
     Ok(())
 }
 

@@ -3,7 +3,7 @@
 //! security context, mounts, ports, volumes, scheduling), and their Service
 //! and ServiceMonitor are the same.
 
-use kubenpu_deploy::{Object, Tools, daemon_set, helm, kind, kustomize, tanka};
+use kubenpu_deploy::{Object, Tools, all_options, daemon_set, helm, kind, kustomize, tanka};
 use serde_json::{Value, json};
 
 /// What must agree: the pod spec whole, and the DaemonSet's selector.
@@ -21,6 +21,21 @@ fn spec_of(objects: &[Object], kind_name: &str) -> Value {
     match kind(objects, kind_name)[..] {
         [one] => one["spec"].clone(),
         ref all => panic!("{} {kind_name}s rendered", all.len()),
+    }
+}
+
+/// Each of `others` runs the same agent as `helm` and renders the same
+/// spec for each of `kinds`.
+fn assert_same_as_helm(helm: &[Object], others: &[(&str, &[Object])], kinds: &[&str]) {
+    for &(name, other) in others {
+        assert_same("the agent", ("helm", &agent(helm)), (name, &agent(other)));
+        for kind_name in kinds {
+            assert_same(
+                kind_name,
+                ("helm", &spec_of(helm, kind_name)),
+                (name, &spec_of(other, kind_name)),
+            );
+        }
     }
 }
 
@@ -68,14 +83,11 @@ fn defaults_install_the_same_agent_everywhere() {
     let helm = helm(&tools, &[]).unwrap();
     let kustomize = kustomize(&tools, &[]).unwrap();
     let tanka = tanka(&json!({})).unwrap();
-    for (name, other) in [("kustomize", &kustomize), ("tanka", &tanka)] {
-        assert_same("the agent", ("helm", &agent(&helm)), (name, &agent(other)));
-        assert_same(
-            "the Service",
-            ("helm", &spec_of(&helm, "Service")),
-            (name, &spec_of(other, "Service")),
-        );
-    }
+    assert_same_as_helm(
+        &helm,
+        &[("kustomize", &kustomize), ("tanka", &tanka)],
+        &["Service"],
+    );
 }
 
 #[test]
@@ -94,14 +106,11 @@ fn the_options_install_the_same_agent_everywhere() {
     let kustomize = kustomize(&tools, &["servicemonitor", "accel"]).unwrap();
     let tanka =
         tanka(&json!({"serviceMonitor": {"enabled": true}, "accel": {"enabled": true}})).unwrap();
-    for (name, other) in [("kustomize", &kustomize), ("tanka", &tanka)] {
-        assert_same("the agent", ("helm", &agent(&helm)), (name, &agent(other)));
-        assert_same(
-            "the ServiceMonitor",
-            ("helm", &spec_of(&helm, "ServiceMonitor")),
-            (name, &spec_of(other, "ServiceMonitor")),
-        );
-    }
+    assert_same_as_helm(
+        &helm,
+        &[("kustomize", &kustomize), ("tanka", &tanka)],
+        &["ServiceMonitor"],
+    );
     let tolerations = &agent(&helm)["pod"]["tolerations"];
     assert_eq!(tolerations.as_array().unwrap().len(), 3, "{tolerations}");
 }
@@ -110,22 +119,14 @@ fn the_options_install_the_same_agent_everywhere() {
 #[test]
 fn every_option_means_the_same_in_helm_and_tanka() {
     let tools = Tools::find().unwrap();
-    let file = format!("{}/all-options.yaml", env!("CARGO_MANIFEST_DIR"));
+    let (file, settings) = all_options();
     let helm = helm(&tools, &["--values", &file]).unwrap();
-    let settings: Value = serde_norway::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     let tanka = tanka(&settings).unwrap();
-    assert_same(
-        "the agent",
-        ("helm", &agent(&helm)),
-        ("tanka", &agent(&tanka)),
+    assert_same_as_helm(
+        &helm,
+        &[("tanka", &tanka)],
+        &["Service", "ServiceMonitor", "PrometheusRule"],
     );
-    for kind_name in ["Service", "ServiceMonitor", "PrometheusRule"] {
-        assert_same(
-            kind_name,
-            ("helm", &spec_of(&helm, kind_name)),
-            ("tanka", &spec_of(&tanka, kind_name)),
-        );
-    }
     let dashboard = |objects: &[Object]| -> Value {
         let text = kind(objects, "ConfigMap")[0]["data"]["kubenpu.json"]
             .as_str()

@@ -2,7 +2,7 @@
 //! and every object it renders validates offline.
 
 use kubenpu_deploy::{
-    Object, Tools, daemon_set, deploy_dir, helm, kind, kustomize, tanka, validate,
+    Object, Tools, all_options, daemon_set, deploy_dir, helm, kind, kustomize, tanka, validate,
 };
 use serde_json::{Value, json};
 
@@ -11,13 +11,9 @@ use serde_json::{Value, json};
 const OLDEST: &str = "1.30";
 const NEWEST: &str = "1.35";
 
-fn all_options() -> String {
-    format!("{}/all-options.yaml", env!("CARGO_MANIFEST_DIR"))
-}
-
-/// `all-options.yaml` as JSON, for Tanka's `_config`.
-fn all_options_json() -> Value {
-    serde_norway::from_str(&std::fs::read_to_string(all_options()).unwrap()).unwrap()
+/// The path of `all-options.yaml`, for Helm.
+fn all_options_file() -> String {
+    all_options().0
 }
 
 fn kinds(objects: &[Object]) -> Vec<&str> {
@@ -32,7 +28,7 @@ fn kinds(objects: &[Object]) -> Vec<&str> {
 #[test]
 fn helm_lint_is_strictly_clean_with_defaults_and_every_option() {
     let tools = Tools::find().unwrap();
-    for extra in [vec![], vec!["--values".to_owned(), all_options()]] {
+    for extra in [vec![], vec!["--values".to_owned(), all_options_file()]] {
         let out = std::process::Command::new(&tools.helm)
             .args(["lint", "--strict"])
             .arg(deploy_dir().join("helm"))
@@ -64,7 +60,7 @@ fn helm_defaults_render_the_agent_and_validate() {
 #[test]
 fn helm_with_every_option_renders_and_validates() {
     let tools = Tools::find().unwrap();
-    let objects = helm(&tools, &["--values", &all_options()]).unwrap();
+    let objects = helm(&tools, &["--values", &all_options_file()]).unwrap();
     assert_eq!(
         kinds(&objects),
         [
@@ -135,7 +131,7 @@ fn tanka_environment_renders_and_validates() {
         ["DaemonSet", "Namespace", "Service", "ServiceAccount"]
     );
     validate(&tools, &default, OLDEST).unwrap();
-    let all = tanka(&all_options_json()).unwrap();
+    let all = tanka(&all_options().1).unwrap();
     assert_eq!(
         kinds(&all),
         [
@@ -158,9 +154,9 @@ fn no_render_sets_what_the_api_server_refuses() {
     let tools = Tools::find().unwrap();
     let renders = [
         helm(&tools, &[]).unwrap(),
-        helm(&tools, &["--values", &all_options()]).unwrap(),
+        helm(&tools, &["--values", &all_options_file()]).unwrap(),
         kustomize(&tools, &["servicemonitor", "accel"]).unwrap(),
-        tanka(&all_options_json()).unwrap(),
+        tanka(&all_options().1).unwrap(),
     ];
     for objects in &renders {
         let container = &daemon_set(objects).unwrap()["spec"]["template"]["spec"]["containers"][0];
