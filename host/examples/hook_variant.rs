@@ -19,7 +19,7 @@ use std::{
     path::{Path, PathBuf},
     sync::{
         Arc,
-        atomic::{AtomicBool, AtomicU64, Ordering},
+        atomic::{AtomicBool, Ordering},
     },
 };
 
@@ -68,23 +68,18 @@ fn main() -> anyhow::Result<()> {
     eprintln!("hook_variant: {variant} {hook} program attached; close stdin to detach");
 
     let done = Arc::new(AtomicBool::new(false));
-    let events = Arc::new(AtomicU64::new(0));
     let reader = match ebpf.take_map("EVENTS") {
         Some(map) => {
             let ring = RingBuf::try_from(map)?;
-            let (done, events) = (done.clone(), events.clone());
-            Some(std::thread::spawn(move || {
-                read_events(ring, &done, &events)
-            }))
+            let done = done.clone();
+            Some(std::thread::spawn(move || read_events(ring, &done)))
         }
         None => None,
     };
     let _ = std::io::stdin().read_to_end(&mut Vec::new());
     done.store(true, Ordering::Relaxed);
-    if let Some(reader) = reader {
-        reader.join().expect("the reader thread")?;
-    }
-    println!("events: {}", events.load(Ordering::Relaxed));
+    let events = reader.map_or(0, |r| r.join().expect("the reader thread"));
+    println!("events: {events}");
     Ok(())
 }
 
@@ -115,24 +110,21 @@ fn attach(
 }
 
 /// Waits for the kernel's wakeups and counts every event, until `done`.
-fn read_events(
-    mut ring: RingBuf<aya::maps::MapData>,
-    done: &AtomicBool,
-    events: &AtomicU64,
-) -> anyhow::Result<()> {
+fn read_events(mut ring: RingBuf<aya::maps::MapData>, done: &AtomicBool) -> u64 {
     let mut poll = libc::pollfd {
         fd: ring.as_raw_fd(),
         events: libc::POLLIN,
         revents: 0,
     };
+    let mut events = 0;
     while !done.load(Ordering::Relaxed) {
         // SAFETY: one valid pollfd for the duration of the call.
         unsafe { libc::poll(&mut poll, 1, 100) };
         while let Some(event) = ring.next() {
             if event.len() == std::mem::size_of::<kubenpu_ebpf::CountKey>() {
-                events.fetch_add(1, Ordering::Relaxed);
+                events += 1;
             }
         }
     }
-    Ok(())
+    events
 }

@@ -37,23 +37,19 @@ fn chart_agent(args: &[&str]) -> (String, Vec<String>) {
     (bounding.join(","), arguments)
 }
 
-/// util-linux's setpriv under a name busybox's smaller applet does not take.
-fn setpriv() -> std::path::PathBuf {
-    let dir = Box::leak(Box::new(tempfile::tempdir().unwrap()));
-    let path = dir.path().join("caps-setpriv");
-    std::fs::copy("/usr/bin/setpriv", &path).expect("util-linux's setpriv");
-    path
-}
-
 fn the_charts_capabilities_are_enough_and_needed(kernel: Kernel) {
     let (chart_caps, args) = chart_agent(&[]);
     assert_eq!(chart_caps, "+bpf,+perfmon,+sys_admin");
     let (minimal_caps, _) = chart_agent(&["--set-json", "extraCapabilities=[]"]);
     assert_eq!(minimal_caps, "+bpf,+perfmon");
     let args = args.join(" ");
+    // util-linux's setpriv, under a name busybox's smaller applet does not take.
+    let dir = tempfile::tempdir().unwrap();
+    let setpriv = dir.path().join("caps-setpriv");
+    std::fs::copy("/usr/bin/setpriv", &setpriv).expect("util-linux's setpriv");
     let results = run_with(
         kernel,
-        |vm| vm.binary(setpriv()),
+        |vm| vm.binary(&setpriv),
         &format!(
             "mkdir -p /host/dev /host/cgroup /host/bpf /host/cri
              mount --bind /dev /host/dev

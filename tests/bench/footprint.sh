@@ -3,8 +3,8 @@
 # Lines:
 #   ready ROUND MS             start to "ready:" (all built-in plugins loaded)
 #   rss ROUND KIB              resident memory, idle, 5 s after ready
-#   cpu ROUND idle MS_PER_S    CPU time per second over 10 s idle
-#   cpu ROUND busy MS_PER_S    CPU time per second while the workload runs
+#   cpu-idle ROUND MS_PER_S    CPU time per second over 10 s idle
+#   cpu-busy ROUND MS_PER_S    CPU time per second while the workload runs
 #   rate ROUND ISSUED NS COUNTED LOST
 . /drm.sh
 . /agent.sh
@@ -27,12 +27,12 @@ for round in $(seq "$ROUNDS"); do
   echo "rss $round $(awk '/^VmRSS/ {print $2}' "/proc/$AGENT_PID/status")"
   c0=$(cpu_ticks "$AGENT_PID")
   sleep 10
-  echo "cpu $round idle $((($(cpu_ticks "$AGENT_PID") - c0) * 1000 / HZ / 10))"
+  echo "cpu-idle $round $((($(cpu_ticks "$AGENT_PID") - c0) * 1000 / HZ / 10))"
   c0=$(cpu_ticks "$AGENT_PID")
   t0=$(uptime_ms)
   out=$(kubenpu-workload "$VIRTIO_RENDER:0x48:$CALLS")
   busy_ms=$(($(uptime_ms) - t0))
-  echo "cpu $round busy $((($(cpu_ticks "$AGENT_PID") - c0) * 1000 * 1000 / HZ / busy_ms))"
+  echo "cpu-busy $round $((($(cpu_ticks "$AGENT_PID") - c0) * 1000 * 1000 / HZ / busy_ms))"
   ns=$(echo "$out" | sed 's/.*"elapsed_ns":\([0-9]*\).*/\1/')
   device=$(echo "$out" | sed 's/.*"device":"\([^"]*\)".*/\1/')
   echo "rate $round $CALLS $ns $(counted "$device" 0x48) $(lost)"

@@ -12,6 +12,16 @@ impl Samples {
         self.0.push(value);
     }
 
+    /// Whether no round has been added.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Every value times `factor` (a change of unit).
+    pub fn scaled(self, factor: f64) -> Self {
+        Self(self.0.into_iter().map(|v| v * factor).collect())
+    }
+
     /// The median (the mean of the middle two for an even count).
     pub fn median(&self) -> f64 {
         let mut sorted = self.0.clone();

@@ -16,6 +16,21 @@ fn lines<'a>(text: &'a str, tag: &str) -> Vec<Vec<&'a str>> {
         .collect()
 }
 
+/// The values of every `TAG ROUND VALUE` line, over the rounds.
+fn per_round(text: &str, tag: &str) -> Result<Samples> {
+    let mut samples = Samples::default();
+    for fields in lines(text, tag) {
+        let [_round, value] = fields[..] else {
+            bail!("a {tag} line has {} fields, not 2", fields.len());
+        };
+        samples.push(number(value)?);
+    }
+    if samples.is_empty() {
+        bail!("no {tag} lines: the footprint benchmark did not run");
+    }
+    Ok(samples)
+}
+
 fn number(word: &str) -> Result<f64> {
     word.parse()
         .with_context(|| format!("{word:?} is not a number"))
@@ -104,27 +119,10 @@ pub fn hooks(text: &str) -> Result<String> {
 
 /// Start-up, memory, CPU, and loss at the highest rate.
 pub fn footprint(text: &str) -> Result<String> {
-    let collect = |tag: &str, select: &dyn Fn(&[&str]) -> Option<f64>| {
-        let mut samples = Samples::default();
-        for fields in lines(text, tag) {
-            if let Some(value) = select(&fields) {
-                samples.push(value);
-            }
-        }
-        samples
-    };
-    let at = |i: usize| move |f: &[&str]| f.get(i).and_then(|w| w.parse().ok());
-    let cpu = |kind: &'static str| {
-        move |f: &[&str]| {
-            (f.get(1) == Some(&kind))
-                .then(|| f[2].parse().ok())
-                .flatten()
-        }
-    };
-    let ready = collect("ready", &at(1));
-    let rss = collect("rss", &|f| at(1)(f).map(|kib: f64| kib / 1024.0));
-    let idle = collect("cpu", &cpu("idle"));
-    let busy = collect("cpu", &cpu("busy"));
+    let ready = per_round(text, "ready")?;
+    let rss = per_round(text, "rss")?.scaled(1.0 / 1024.0);
+    let idle = per_round(text, "cpu-idle")?;
+    let busy = per_round(text, "cpu-busy")?;
     let mut out =
         String::from("### Agent footprint\n\n| measure | median (min–max) |\n|---|---:|\n");
     writeln!(
@@ -262,7 +260,7 @@ mod tests {
     #[test]
     fn footprint_lines_and_rates() {
         let out = footprint(
-            "ready 1 900\nrss 1 15360\ncpu 1 idle 2\ncpu 1 busy 30\nrate 1 1000 2000000 1000 0\n",
+            "ready 1 900\nrss 1 15360\ncpu-idle 1 2\ncpu-busy 1 30\nrate 1 1000 2000000 1000 0\n",
         )
         .unwrap();
         assert!(
