@@ -161,18 +161,17 @@ impl Vm {
         std::fs::create_dir_all(&shared)
             .with_context(|| format!("creating {}", shared.display()))?;
 
-        let mut child = self
-            .qemu(&image.vmlinuz, &initrd, &shared)
-            .spawn()
-            .map_err(|e| {
-                anyhow::anyhow!("cannot start qemu-system-x86_64 ({e}): run scripts/setup")
-            })?;
-        let console = watch_console(&mut child, &nonce, self.echo);
-        let finished = wait(&mut child, self.timeout);
-        // On a timeout, stop the guest; either way reap it so its pipes close.
-        let _ = child.kill();
-        let _ = child.wait();
-        let transcript = console.finish();
+        let boot = || self.boot(&image.vmlinuz, &initrd, &shared, &nonce);
+        let (mut finished, mut transcript) = boot()?;
+        // Under TCG a guest kernel has, rarely, panicked in a timer interrupt
+        // while booting. Nothing of ours ran yet, so it is booted once more.
+        if transcript.panicked_before(&nonce) {
+            eprintln!(
+                "kubenpu-vm: the {} kernel panicked before the command started; booting it again",
+                self.kernel
+            );
+            (finished, transcript) = boot()?;
+        }
         // The cause first: the command and the console tail are long.
         finished
             .and_then(|()| transcript.outcome(&nonce))
@@ -184,6 +183,26 @@ impl Vm {
                     transcript.tail()
                 )
             })
+    }
+
+    /// Boots the guest once: whether qemu finished in time, and what it
+    /// printed.
+    fn boot(
+        &self,
+        vmlinuz: &Path,
+        initrd: &Path,
+        shared: &Path,
+        nonce: &str,
+    ) -> Result<(Result<()>, Transcript)> {
+        let mut child = self.qemu(vmlinuz, initrd, shared).spawn().map_err(|e| {
+            anyhow::anyhow!("cannot start qemu-system-x86_64 ({e}): run scripts/setup")
+        })?;
+        let console = watch_console(&mut child, nonce, self.echo);
+        let finished = wait(&mut child, self.timeout);
+        // On a timeout, stop the guest; either way reap it so its pipes close.
+        let _ = child.kill();
+        let _ = child.wait();
+        Ok((finished, console.finish()))
     }
 
     fn qemu(&self, vmlinuz: &Path, initrd: &Path, shared: &Path) -> Command {
@@ -311,14 +330,26 @@ impl Transcript {
         self.lines[self.lines.len().saturating_sub(TAIL_LINES)..].join("\n")
     }
 
+    /// The first line init marked with `what`.
+    fn marked(&self, nonce: &str, what: &str) -> Option<usize> {
+        self.lines.iter().position(|l| {
+            l.strip_prefix(nonce)
+                .is_some_and(|rest| rest.trim_start().starts_with(what))
+        })
+    }
+
+    /// Whether the kernel panicked before init started the command.
+    fn panicked_before(&self, nonce: &str) -> bool {
+        self.marked(nonce, "begin").is_none()
+            && self
+                .lines
+                .iter()
+                .any(|l| l.contains("Kernel panic - not syncing"))
+    }
+
     /// The command's output and status, from the lines init marked.
     fn outcome(&self, nonce: &str) -> Result<Outcome> {
-        let marked = |what: &str| {
-            self.lines.iter().position(|l| {
-                l.strip_prefix(nonce)
-                    .is_some_and(|rest| rest.trim_start().starts_with(what))
-            })
-        };
+        let marked = |what: &str| self.marked(nonce, what);
         let text = |i: usize| self.lines[i][nonce.len()..].trim();
         if let Some(i) = marked("setup-failed") {
             bail!("the guest's init failed: {}", text(i));
@@ -359,5 +390,24 @@ fn wait(child: &mut Child, timeout: Duration) -> Result<()> {
             );
         }
         thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Transcript;
+
+    fn transcript(lines: &[&str]) -> Transcript {
+        Transcript {
+            lines: lines.iter().map(|l| (*l).to_owned()).collect(),
+        }
+    }
+
+    #[test]
+    fn only_a_panic_before_the_command_counts_as_a_boot_failure() {
+        let panic = "[    2.643937] Kernel panic - not syncing: Fatal exception in interrupt";
+        assert!(transcript(&["booting", panic]).panicked_before("N0NCE"));
+        assert!(!transcript(&["N0NCE begin", panic]).panicked_before("N0NCE"));
+        assert!(!transcript(&["booting", "N0NCE setup-failed: no 9p"]).panicked_before("N0NCE"));
     }
 }
