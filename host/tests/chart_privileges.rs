@@ -5,8 +5,8 @@
 //! /host/bpf), and counts every call, and a restarted agent adopts its
 //! predecessor's program. Without the extra capability it refuses in one
 //! line saying which it lacks; and where the kernel allows kprobes to
-//! CAP_PERFMON (perf_event_paranoid 2), it counts with those two alone, as
-//! values.yaml says.
+//! CAP_PERFMON (perf_event_paranoid 2), it counts with those two alone and
+//! a restart adopts the program, as values.yaml says.
 
 mod support;
 
@@ -70,6 +70,9 @@ fn the_charts_capabilities_are_enough_and_needed(kernel: Kernel) {
              sysctl -w kernel.perf_event_paranoid=2
              start_agent {args}
              issue a $VGEM_RENDER:0x41:100
+             stop_agent
+             start_agent {args}
+             issue a $VIRTIO_CARD:0x48:50
              snapshot final
              stop_agent
              cp $AGENT_LOG /shared/agent.log"
@@ -82,7 +85,7 @@ fn the_charts_capabilities_are_enough_and_needed(kernel: Kernel) {
     );
     let (counts, losses) = results.counts("final");
     let expected = results.expected("final", &["a"]);
-    assert_eq!(expected.values().sum::<u64>(), 500 + 300 + 200 + 100);
+    assert_eq!(expected.values().sum::<u64>(), 500 + 300 + 200 + 100 + 50);
     assert_eq!(counts, expected, "{kernel}");
     assert!(losses.values().all(|&n| n == 0), "{losses:?}");
     assert_eq!(
@@ -105,6 +108,13 @@ fn the_charts_capabilities_are_enough_and_needed(kernel: Kernel) {
         refusal[0]
     );
     assert_eq!(results.log_lines("hook kprobe: kprobe attached").len(), 1);
+    // Restarted with CAP_BPF and CAP_PERFMON alone, it still adopts.
+    assert_eq!(
+        results.log_lines("adopted the pinned kprobe link").len(),
+        1,
+        "{}",
+        results.output
+    );
 }
 
 #[test]

@@ -13,11 +13,7 @@ use std::{
 use aya::{
     Ebpf,
     maps::Map,
-    programs::{
-        FEntry, KProbe, ProgramInfo,
-        links::{FdLink, PinnedLink},
-        loaded_programs,
-    },
+    programs::{FEntry, KProbe, ProgramInfo, links::FdLink, loaded_programs},
 };
 use kubenpu_ebpf::{HOOKED_FUNCTION, program};
 
@@ -95,8 +91,9 @@ pub fn attach(
     let mut failures = Vec::new();
     for &wanted in candidates {
         let attempt = load(ebpf, wanted, vmlinux, config.debug).and_then(|(hook, loaded, tag)| {
-            let adopt =
-                !fresh_maps && pinned_program_tag(&pins::link_path(&config.pin_dir)) == Some(tag);
+            let adopt = !fresh_maps
+                && syscall::pinned_link_program_tag(&pins::link_path(&config.pin_dir)).ok()
+                    == Some(tag);
             if !adopt {
                 link_and_pin(ebpf, hook, loaded, &config.pin_dir)?;
             }
@@ -348,16 +345,6 @@ fn fentry_link(prog: &mut FEntry) -> Result<FdLink, ProbeError> {
     let attach_err = |e: &dyn std::error::Error| ProbeError::Attach(chain(e));
     let id = prog.attach().map_err(|e| attach_err(&e))?;
     Ok(prog.take_link(id).map_err(|e| attach_err(&e))?.into())
-}
-
-/// The tag of the program behind the pinned link, if there is one.
-fn pinned_program_tag(path: &Path) -> Option<u64> {
-    let link: FdLink = PinnedLink::from_pin(path).ok()?.into();
-    let program_id = link.info().ok()?.program_id();
-    loaded_programs()
-        .filter_map(Result::ok)
-        .find(|p| p.id() == program_id)
-        .map(|p| p.tag())
 }
 
 /// An error and its sources on one line (aya's top-level messages omit

@@ -1,13 +1,19 @@
 //! The few `bpf(2)` commands aya 0.14 does not offer: finding a kernel
-//! module's BTF object, and loading a tracing program against it.
+//! module's BTF object, loading a tracing program against it, and reading
+//! which program a pinned link runs.
 
 use std::{
-    ffi::CStr,
-    io,
-    os::fd::{AsRawFd as _, BorrowedFd, FromRawFd as _, OwnedFd},
+    ffi::{CStr, CString},
+    fs, io,
+    os::{
+        fd::{AsRawFd as _, BorrowedFd, FromRawFd as _, OwnedFd},
+        unix::ffi::OsStrExt as _,
+    },
+    path::Path,
 };
 
 const BPF_PROG_LOAD: i64 = 5;
+const BPF_OBJ_GET: i64 = 7;
 const BPF_OBJ_GET_INFO_BY_FD: i64 = 15;
 const BPF_BTF_GET_FD_BY_ID: i64 = 19;
 const BPF_BTF_GET_NEXT_ID: i64 = 23;
@@ -141,4 +147,57 @@ pub fn object_id(fd: BorrowedFd<'_>) -> io::Result<u32> {
         .u64(8, info.as_mut_ptr() as u64)
         .call(BPF_OBJ_GET_INFO_BY_FD)?;
     Ok(u32::from_ne_bytes(info[4..8].try_into().expect("4 bytes")))
+}
+
+/// The tag of the program that the link pinned at `path` runs.
+///
+/// It is read from the link's fdinfo, which needs only access to the pin:
+/// looking the program up by id (`BPF_PROG_GET_NEXT_ID`) needs
+/// CAP_SYS_ADMIN, which the agent may run without.
+pub fn pinned_link_program_tag(path: &Path) -> io::Result<u64> {
+    let path = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL in the pin path"))?;
+    // BPF_OBJ_GET: pathname at 0, bpf_fd at 8, file_flags at 12.
+    let fd = Attr::new().u64(0, path.as_ptr() as u64).call(BPF_OBJ_GET)?;
+    // SAFETY: the kernel just returned this fd to us.
+    let link = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+    let fdinfo = fs::read_to_string(format!("/proc/self/fdinfo/{}", link.as_raw_fd()))?;
+    program_tag(&fdinfo).ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            "the pinned link's fdinfo has no prog_tag",
+        )
+    })
+}
+
+/// The `prog_tag` of a BPF link's fdinfo (16 hex digits, the tag's bytes
+/// in order), as the number `ProgramInfo::tag` gives for the same tag.
+fn program_tag(fdinfo: &str) -> Option<u64> {
+    let hex = fdinfo
+        .lines()
+        .find_map(|line| line.strip_prefix("prog_tag:"))?
+        .trim();
+    if hex.len() != 16 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    u64::from_str_radix(hex, 16).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::program_tag;
+
+    #[test]
+    fn reads_the_program_tag_of_a_link() {
+        let fdinfo = "pos:\t0\nflags:\t02000000\nmnt_id:\t15\nino:\t2059\n\
+                      link_type:\tperf\nlink_id:\t7\nprog_tag:\t0a1b2c3d4e5f6789\nprog_id:\t42\n";
+        assert_eq!(program_tag(fdinfo), Some(0x0a1b_2c3d_4e5f_6789));
+    }
+
+    #[test]
+    fn a_link_without_a_whole_tag_has_none() {
+        assert_eq!(program_tag("link_type:\tperf\nlink_id:\t7\n"), None);
+        assert_eq!(program_tag("prog_tag:\t0a1b2c\n"), None);
+        assert_eq!(program_tag("prog_tag:\tzzzzzzzzzzzzzzzz\n"), None);
+    }
 }
