@@ -1,7 +1,7 @@
 //! What one scrape of `/metrics` costs the agent: rendering a snapshot of
 //! 100, 1 000 and 10 000 `kubenpu_ioctl_total` series (plus the fixed
-//! families) in both exposition formats. The kernel map read is not
-//! included; BENCHMARKS.md reports it separately.
+//! families) in both exposition formats. Reading the kernel's counters
+//! map, the other half of a scrape, is the `map_read` benchmark.
 
 use std::{hint::black_box, sync::Arc};
 

@@ -19,7 +19,7 @@ use kubenpu_ebpf::{global, map};
 pub use attach::{Hook, HookChoice, load_on_module};
 pub use btf::{Btf, BtfError};
 pub use pins::cleanup;
-pub use read::{Counter, Losses, pinned as read_pinned};
+pub use read::{Counter, Losses, pinned as read_pinned, sum_counts};
 
 use crate::program::OBJECT;
 

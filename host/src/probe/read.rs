@@ -40,15 +40,17 @@ pub fn pinned(pin_dir: &Path) -> Result<(Vec<Counter>, Losses), ProbeError> {
         })
     };
     let counts = sum_counts(
-        PerCpuHashMap::try_from(Map::PerCpuHashMap(open(map::COUNTS)?)).map_err(other)?,
+        &PerCpuHashMap::try_from(Map::PerCpuHashMap(open(map::COUNTS)?)).map_err(other)?,
     )?;
     let losses =
         sum_losses(PerCpuArray::try_from(Map::PerCpuArray(open(map::LOSSES)?)).map_err(other)?)?;
     Ok((counts, losses))
 }
 
-fn sum_counts<T: Borrow<MapData>>(
-    counts: PerCpuHashMap<T, CountKey, u64>,
+/// Every key of the counters map with its per-CPU values summed, in key
+/// order: what a scrape reads from the kernel.
+pub fn sum_counts<T: Borrow<MapData>>(
+    counts: &PerCpuHashMap<T, CountKey, u64>,
 ) -> Result<Vec<Counter>, ProbeError> {
     let mut all = counts
         .iter()
@@ -82,7 +84,7 @@ pub fn live(ebpf: &Ebpf) -> Result<(Vec<Counter>, Losses), ProbeError> {
         ebpf.map(name)
             .ok_or_else(|| other(format!("no {name} map")))
     };
-    let counts = sum_counts(PerCpuHashMap::try_from(map(map::COUNTS)?).map_err(other)?)?;
+    let counts = sum_counts(&PerCpuHashMap::try_from(map(map::COUNTS)?).map_err(other)?)?;
     let losses = sum_losses(PerCpuArray::try_from(map(map::LOSSES)?).map_err(other)?)?;
     Ok((counts, losses))
 }

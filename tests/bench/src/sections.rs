@@ -151,17 +151,18 @@ pub fn footprint(text: &str) -> Result<String> {
     Ok(out)
 }
 
-/// criterion's estimates for the render benchmark.
-pub fn render(text: &str) -> Result<String> {
+/// criterion's estimates for the two halves of a scrape: the map read
+/// (`map_read/counts/N`) and the render (`render/FORMAT/N`).
+pub fn scrape(text: &str) -> Result<String> {
     let mut estimates: BTreeMap<(u32, String), String> = BTreeMap::new();
     let mut id: Option<(u32, String)> = None;
     for line in text.lines() {
         let line = line.trim();
-        if let Some(rest) = line.strip_prefix("render/") {
-            let mut parts = rest.split_whitespace().next().unwrap_or("").split('/');
-            if let (Some(format), Some(series)) = (parts.next(), parts.next()) {
-                id = Some((number(series)? as u32, format.to_owned()));
-            }
+        let name = line.split_whitespace().next().unwrap_or("");
+        if let [group @ ("render" | "map_read"), column, series] =
+            name.split('/').collect::<Vec<_>>()[..]
+        {
+            id = Some((number(series)? as u32, format!("{group}/{column}")));
         }
         if let (Some(key), Some(times)) = (&id, line.split("time:").nth(1)) {
             let values: Vec<&str> = times
@@ -179,20 +180,26 @@ pub fn render(text: &str) -> Result<String> {
         }
     }
     if estimates.is_empty() {
-        bail!("no criterion estimates in render.txt");
+        bail!("no criterion estimates in scrape.txt");
     }
     let mut out = String::from(
-        "### `/metrics` render time\n\ncriterion's median estimate (95 % interval).\n\n| series | text format | OpenMetrics |\n|---:|---:|---:|\n",
+        "### One scrape of `/metrics`: map read and render\n\ncriterion's median estimate (95 % interval).\n\n| series | map read | render, text format | render, OpenMetrics |\n|---:|---:|---:|---:|\n",
     );
     let counts: std::collections::BTreeSet<u32> = estimates.keys().map(|(n, _)| *n).collect();
     for n in counts {
-        let get = |format: &str| {
+        let get = |column: &str| {
             estimates
-                .get(&(n, format.to_owned()))
+                .get(&(n, column.to_owned()))
                 .cloned()
                 .unwrap_or_default()
         };
-        writeln!(out, "| {n} | {} | {} |", get("text"), get("openmetrics"))?;
+        writeln!(
+            out,
+            "| {n} | {} | {} | {} |",
+            get("map_read/counts"),
+            get("render/text"),
+            get("render/openmetrics")
+        )?;
     }
     out.push('\n');
     Ok(out)
@@ -227,7 +234,7 @@ pub fn plugins(text: &str) -> Result<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{footprint, hooks, render};
+    use super::{footprint, hooks, scrape};
 
     #[test]
     fn hook_lines_become_medians_and_ratios() {
@@ -272,19 +279,26 @@ mod tests {
 
     #[test]
     fn criterion_estimates_on_one_line_or_two() {
-        let out = render(
+        let out = scrape(
             "render/text/100         time:   [65.3 µs 65.8 µs 66.3 µs]
                         change: [−1.7% −1.1% −0.5%] (p = 0.00 < 0.05)
 render/openmetrics/10000
-                        time:   [2.93 ms 2.94 ms 2.95 ms]",
+                        time:   [2.93 ms 2.94 ms 2.95 ms]
+Benchmarking map_read/counts/100: Analyzing
+map_read/counts/100     time:   [221.0 µs 223.1 µs 225.4 µs]
+map_read/counts/10000   time:   [22.430 ms 22.493 ms 22.569 ms]",
         )
         .unwrap();
         assert!(
-            out.contains("| 100 | 65.8 µs (65.3 µs – 66.3 µs) |  |"),
+            out.contains(
+                "| 100 | 223.1 µs (221.0 µs – 225.4 µs) | 65.8 µs (65.3 µs – 66.3 µs) |  |"
+            ),
             "{out}"
         );
         assert!(
-            out.contains("| 10000 |  | 2.94 ms (2.93 ms – 2.95 ms) |"),
+            out.contains(
+                "| 10000 | 22.493 ms (22.430 ms – 22.569 ms) |  | 2.94 ms (2.93 ms – 2.95 ms) |"
+            ),
             "{out}"
         );
     }
