@@ -16,18 +16,18 @@ use criterion::{BenchmarkId, Criterion, criterion_main};
 use kubenpu::{probe::sum_counts, program::OBJECT};
 use kubenpu_ebpf::{CountKey, map};
 
-type Counts = PerCpuHashMap<MapData, CountKey, u64>;
-
 /// The counters map with `keys` keys: pods' cgroups on four devices,
 /// three ioctls each.
-fn counts_with(keys: usize) -> Counts {
+fn counts_with(keys: usize) -> Map {
     let object = aya_obj::Object::parse(OBJECT).expect("the embedded object parses");
     let definition = object.maps[map::COUNTS].clone();
     let data = MapData::create(definition, map::COUNTS, None).unwrap_or_else(|e| {
         eprintln!("map_read: cannot create the counters map: {e} (run it as root)");
         std::process::exit(1)
     });
-    let mut counts = Counts::try_from(Map::PerCpuHashMap(data)).expect("a per-CPU hash");
+    let mut map = Map::PerCpuHashMap(data);
+    let mut counts: PerCpuHashMap<&mut MapData, CountKey, u64> =
+        PerCpuHashMap::try_from(&mut map).expect("a per-CPU hash");
     let cpus = nr_cpus().expect("the possible CPUs");
     for i in 0..keys {
         let key = CountKey {
@@ -38,7 +38,7 @@ fn counts_with(keys: usize) -> Counts {
         let values = PerCpuValues::try_from(vec![i as u64 + 1; cpus]).expect("one per CPU");
         counts.insert(key, values, 0).expect("room for the key");
     }
-    counts
+    map
 }
 
 fn bench(c: &mut Criterion) {

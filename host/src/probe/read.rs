@@ -1,15 +1,16 @@
 //! Reading what the program counted. Counts are per-CPU in the kernel and
 //! summed here, so the in-kernel increment never contends across CPUs.
 
-use std::{borrow::Borrow, path::Path};
+use std::{borrow::Borrow, os::fd::AsFd as _, path::Path};
 
 use aya::{
     Ebpf,
     maps::{Map, MapData, PerCpuArray, PerCpuHashMap, RingBuf},
+    util::nr_cpus,
 };
 use kubenpu_ebpf::{CountKey, Loss, map};
 
-use super::ProbeError;
+use super::{ProbeError, syscall};
 
 /// One counter: calls by one cgroup, on one device node, of one ioctl.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,20 +40,34 @@ pub fn pinned(pin_dir: &Path) -> Result<(Vec<Counter>, Losses), ProbeError> {
             ))
         })
     };
-    let counts = sum_counts(
-        &PerCpuHashMap::try_from(Map::PerCpuHashMap(open(map::COUNTS)?)).map_err(other)?,
-    )?;
+    let counts = sum_counts(&Map::PerCpuHashMap(open(map::COUNTS)?))?;
     let losses =
         sum_losses(PerCpuArray::try_from(Map::PerCpuArray(open(map::LOSSES)?)).map_err(other)?)?;
     Ok((counts, losses))
 }
 
 /// Every key of the counters map with its per-CPU values summed, in key
-/// order: what a scrape reads from the kernel.
-pub fn sum_counts<T: Borrow<MapData>>(
-    counts: &PerCpuHashMap<T, CountKey, u64>,
-) -> Result<Vec<Counter>, ProbeError> {
-    let mut all = counts
+/// order: what a scrape reads from the kernel. Batched where the kernel
+/// allows it, else key by key.
+pub fn sum_counts(counts: &Map) -> Result<Vec<Counter>, ProbeError> {
+    let Map::PerCpuHashMap(data) = counts else {
+        return Err(other("the counters map is not a per-CPU hash"));
+    };
+    let cpus = nr_cpus().map_err(|(_, e)| other(e))?;
+    let mut all = match syscall::summed_per_cpu(data.fd().as_fd(), cpus).map_err(other)? {
+        Some(batched) => batched
+            .into_iter()
+            .map(|(key, calls)| Counter { key, calls })
+            .collect(),
+        None => key_by_key(&PerCpuHashMap::try_from(counts).map_err(other)?)?,
+    };
+    all.sort_by_key(|c| c.key);
+    Ok(all)
+}
+
+/// The counters read with aya's iteration: two `bpf(2)` calls per key.
+fn key_by_key(counts: &PerCpuHashMap<&MapData, CountKey, u64>) -> Result<Vec<Counter>, ProbeError> {
+    counts
         .iter()
         .map(|entry| {
             entry.map(|(key, per_cpu)| Counter {
@@ -61,9 +76,7 @@ pub fn sum_counts<T: Borrow<MapData>>(
             })
         })
         .collect::<Result<Vec<_>, _>>()
-        .map_err(other)?;
-    all.sort_by_key(|c| c.key);
-    Ok(all)
+        .map_err(other)
 }
 
 fn sum_losses<T: Borrow<MapData>>(
@@ -84,7 +97,7 @@ pub fn live(ebpf: &Ebpf) -> Result<(Vec<Counter>, Losses), ProbeError> {
         ebpf.map(name)
             .ok_or_else(|| other(format!("no {name} map")))
     };
-    let counts = sum_counts(&PerCpuHashMap::try_from(map(map::COUNTS)?).map_err(other)?)?;
+    let counts = sum_counts(map(map::COUNTS)?)?;
     let losses = sum_losses(PerCpuArray::try_from(map(map::LOSSES)?).map_err(other)?)?;
     Ok((counts, losses))
 }
@@ -125,4 +138,81 @@ pub fn drain_notes(ebpf: &mut Ebpf) -> Result<Vec<CountKey>, ProbeError> {
         }
     }
     Ok(keys)
+}
+
+#[cfg(test)]
+mod tests {
+    //! These create BPF maps: they need root (CAP_BPF), as CI runs them.
+
+    use aya::maps::{PerCpuValues, hash_map::PerCpuHashMap};
+
+    use super::*;
+
+    const KEYS: u64 = 5000;
+
+    /// The program's counters map, from its own definition (16,384 keys,
+    /// so hash buckets hold several), with `KEYS` keys; key `i` counts
+    /// `10 i + cpu` on each CPU.
+    fn counters_map() -> Map {
+        let object = aya_obj::Object::parse(crate::program::OBJECT).unwrap();
+        let data = MapData::create(object.maps[map::COUNTS].clone(), map::COUNTS, None)
+            .expect("creating a BPF map needs root (CAP_BPF)");
+        let mut map = Map::PerCpuHashMap(data);
+        let mut counts: PerCpuHashMap<&mut MapData, CountKey, u64> =
+            PerCpuHashMap::try_from(&mut map).unwrap();
+        let cpus = nr_cpus().unwrap() as u64;
+        for i in 0..KEYS {
+            let per_cpu = (0..cpus).map(|cpu| 10 * i + cpu).collect::<Vec<_>>();
+            let values = PerCpuValues::try_from(per_cpu).unwrap();
+            counts.insert(key(i), values, 0).unwrap();
+        }
+        map
+    }
+
+    fn key(i: u64) -> CountKey {
+        CountKey {
+            cgroup_id: 1000 + i / 7,
+            dev: (226 << 20) | (i % 7) as u32,
+            nr: 0x40,
+        }
+    }
+
+    fn expected() -> Vec<Counter> {
+        let cpus = nr_cpus().unwrap() as u64;
+        let mut all: Vec<Counter> = (0..KEYS)
+            .map(|i| Counter {
+                key: key(i),
+                calls: cpus * 10 * i + cpus * (cpus - 1) / 2,
+            })
+            .collect();
+        all.sort_by_key(|c| c.key);
+        all
+    }
+
+    #[test]
+    fn batched_and_key_by_key_reads_agree_on_every_counter() {
+        let map = counters_map();
+        assert_eq!(sum_counts(&map).unwrap(), expected());
+        let mut one_by_one = key_by_key(&PerCpuHashMap::try_from(&map).unwrap()).unwrap();
+        one_by_one.sort_by_key(|c| c.key);
+        assert_eq!(one_by_one, expected());
+    }
+
+    #[test]
+    fn a_bucket_larger_than_the_room_asked_for_is_read_with_more_room() {
+        let map = counters_map();
+        let Map::PerCpuHashMap(data) = &map else {
+            unreachable!()
+        };
+        let cpus = nr_cpus().unwrap();
+        // Room for one key: the first bucket holding two fails with ENOSPC.
+        let mut read: Vec<Counter> = syscall::summed_per_cpu_with_room(data.fd().as_fd(), cpus, 1)
+            .unwrap()
+            .expect("this kernel reads maps in batches")
+            .into_iter()
+            .map(|(key, calls)| Counter { key, calls })
+            .collect();
+        read.sort_by_key(|c| c.key);
+        assert_eq!(read, expected());
+    }
 }
