@@ -1,6 +1,6 @@
 //! What the kernel side of one scrape of `/metrics` costs the agent: the
-//! agent's own reader iterating the per-CPU counters map and summing each
-//! key's values, at 100, 1 000 and 10 000 keys, in a map made from the
+//! agent's own reader fetching the per-CPU counters map in batches and
+//! summing each key's values, at 100, 1 000 and 10 000 keys, in a map made from the
 //! embedded object's own definition (16 384 keys, the agent's default).
 //!
 //! Only the map is created, no program is loaded, so this runs on any
