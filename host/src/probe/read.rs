@@ -48,18 +48,21 @@ pub fn pinned(pin_dir: &Path) -> Result<(Vec<Counter>, Losses), ProbeError> {
 
 /// Every key of the counters map with its per-CPU values summed, in key
 /// order: what a scrape reads from the kernel. Batched where the kernel
-/// allows it, else key by key.
+/// allows it; key by key where it does not, or where a batch failed
+/// midway (a bucket's lock timing out), so the scrape still answers.
 pub fn sum_counts(counts: &Map) -> Result<Vec<Counter>, ProbeError> {
+    let typed: PerCpuHashMap<&MapData, CountKey, u64> =
+        PerCpuHashMap::try_from(counts).map_err(other)?;
     let Map::PerCpuHashMap(data) = counts else {
         return Err(other("the counters map is not a per-CPU hash"));
     };
     let cpus = nr_cpus().map_err(|(_, e)| other(e))?;
-    let mut all = match syscall::summed_per_cpu(data.fd().as_fd(), cpus).map_err(other)? {
-        Some(batched) => batched
+    let mut all = match syscall::summed_per_cpu(data.fd().as_fd(), cpus) {
+        Ok(Some(batched)) => batched
             .into_iter()
             .map(|(key, calls)| Counter { key, calls })
             .collect(),
-        None => key_by_key(&PerCpuHashMap::try_from(counts).map_err(other)?)?,
+        Ok(None) | Err(_) => key_by_key(&typed)?,
     };
     all.sort_by_key(|c| c.key);
     Ok(all)
@@ -214,5 +217,24 @@ mod tests {
             .collect();
         read.sort_by_key(|c| c.key);
         assert_eq!(read, expected());
+    }
+
+    #[test]
+    fn a_batch_into_keys_of_another_size_is_refused() {
+        let map = counters_map();
+        let Map::PerCpuHashMap(data) = &map else {
+            unreachable!()
+        };
+        let refused = syscall::summed_per_cpu::<u64>(data.fd().as_fd(), nr_cpus().unwrap())
+            .expect_err("the counters map's keys are 16 bytes, not 8");
+        assert_eq!(
+            refused.kind(),
+            std::io::ErrorKind::InvalidInput,
+            "{refused}"
+        );
+        assert!(
+            refused.to_string().contains("key 16 bytes, value 8 bytes"),
+            "{refused}"
+        );
     }
 }

@@ -18,6 +18,8 @@ const BPF_MAP_LOOKUP_BATCH: i64 = 24;
 const BPF_OBJ_GET_INFO_BY_FD: i64 = 15;
 const BPF_BTF_GET_FD_BY_ID: i64 = 19;
 const BPF_BTF_GET_NEXT_ID: i64 = 23;
+const BPF_MAP_TYPE_PERCPU_HASH: u32 = 5;
+const BPF_MAP_TYPE_LRU_PERCPU_HASH: u32 = 10;
 const BPF_PROG_TYPE_TRACING: u32 = 26;
 const BPF_TRACE_FENTRY: u32 = 24;
 
@@ -141,13 +143,20 @@ pub fn load_module_fentry(
 /// The id of a BPF object (program or link) from its fd.
 pub fn object_id(fd: BorrowedFd<'_>) -> io::Result<u32> {
     // Both bpf_prog_info and bpf_link_info start with type u32, id u32.
-    let mut info = [0u8; 16];
+    let info: [u8; 8] = object_info(fd)?;
+    Ok(u32::from_ne_bytes(info[4..8].try_into().expect("4 bytes")))
+}
+
+/// The first `N` bytes of a BPF object's info (`bpf_prog_info`,
+/// `bpf_map_info`, `bpf_link_info`).
+fn object_info<const N: usize>(fd: BorrowedFd<'_>) -> io::Result<[u8; N]> {
+    let mut info = [0u8; N];
     Attr::new()
         .u32(0, fd.as_raw_fd() as u32)
-        .u32(4, info.len() as u32)
+        .u32(4, N as u32)
         .u64(8, info.as_mut_ptr() as u64)
         .call(BPF_OBJ_GET_INFO_BY_FD)?;
-    Ok(u32::from_ne_bytes(info[4..8].try_into().expect("4 bytes")))
+    Ok(info)
 }
 
 /// The tag of the program that the link pinned at `path` runs.
@@ -205,17 +214,39 @@ pub fn summed_per_cpu<K: aya::Pod>(
 pub fn summed_per_cpu_with_room<K: aya::Pod>(
     map: BorrowedFd<'_>,
     cpus: usize,
-    mut capacity: usize,
+    capacity: usize,
 ) -> io::Result<Option<Vec<(K, u64)>>> {
+    // The kernel writes whole keys and values into the buffers below:
+    // they are sized from K and u64, so the map must have those sizes.
+    // bpf_map_info: type at 0, key_size at 8, value_size at 12.
+    let info: [u8; 16] = object_info(map)?;
+    let field = |at: usize| u32::from_ne_bytes(info[at..at + 4].try_into().expect("4 bytes"));
     let key_size = size_of::<K>();
+    if !matches!(
+        field(0),
+        BPF_MAP_TYPE_PERCPU_HASH | BPF_MAP_TYPE_LRU_PERCPU_HASH
+    ) || field(8) as usize != key_size
+        || field(12) as usize != size_of::<u64>()
+    {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "not a per-CPU hash map of {key_size}-byte keys and u64 values (type {}, key {} bytes, value {} bytes)",
+                field(0),
+                field(8),
+                field(12)
+            ),
+        ));
+    }
+    let mut capacity = capacity.max(1);
     let mut keys = vec![0u8; capacity * key_size];
     let mut values = vec![0u64; capacity * cpus];
     let mut entries = Vec::new();
-    // Where the next call starts (the kernel's token, a bucket index);
-    // none for the first call.
-    let mut position: Option<u64> = None;
+    // Where the next call starts: the kernel's token for a hash map, a
+    // u32 bucket index; none for the first call.
+    let mut position: Option<u32> = None;
     loop {
-        let mut next = 0u64;
+        let mut next = 0u32;
         // BPF_MAP_LOOKUP_BATCH: in_batch at 0, out_batch at 8, keys at
         // 16, values at 24, count at 32 (in: room, out: copied), map_fd
         // at 36.
