@@ -49,10 +49,9 @@ pub fn pinned(pin_dir: &Path) -> Result<(Vec<Counter>, Losses), ProbeError> {
 /// Every key of the counters map with its per-CPU values summed, in key
 /// order: what a scrape reads from the kernel. Batched where the kernel
 /// allows it; key by key where it does not, or where a batch failed
-/// midway (a bucket's lock timing out), so the scrape still answers.
+/// (a bucket's lock timing out, or a map of another shape, which aya's
+/// typed map then names), so the scrape still answers.
 pub fn sum_counts(counts: &Map) -> Result<Vec<Counter>, ProbeError> {
-    let typed: PerCpuHashMap<&MapData, CountKey, u64> =
-        PerCpuHashMap::try_from(counts).map_err(other)?;
     let Map::PerCpuHashMap(data) = counts else {
         return Err(other("the counters map is not a per-CPU hash"));
     };
@@ -62,7 +61,7 @@ pub fn sum_counts(counts: &Map) -> Result<Vec<Counter>, ProbeError> {
             .into_iter()
             .map(|(key, calls)| Counter { key, calls })
             .collect(),
-        Ok(None) | Err(_) => key_by_key(&typed)?,
+        Ok(None) | Err(_) => key_by_key(&PerCpuHashMap::try_from(counts).map_err(other)?)?,
     };
     all.sort_by_key(|c| c.key);
     Ok(all)
@@ -180,6 +179,14 @@ mod tests {
         }
     }
 
+    /// The map's fd, to call the batched read directly.
+    fn fd(map: &Map) -> std::os::fd::BorrowedFd<'_> {
+        let Map::PerCpuHashMap(data) = map else {
+            unreachable!("counters_map makes a per-CPU hash")
+        };
+        data.fd().as_fd()
+    }
+
     fn expected() -> Vec<Counter> {
         let cpus = nr_cpus().unwrap() as u64;
         let mut all: Vec<Counter> = (0..KEYS)
@@ -195,6 +202,10 @@ mod tests {
     #[test]
     fn batched_and_key_by_key_reads_agree_on_every_counter() {
         let map = counters_map();
+        let batched = syscall::summed_per_cpu::<CountKey>(fd(&map), nr_cpus().unwrap())
+            .unwrap()
+            .expect("this kernel reads maps in batches, so sum_counts does too");
+        assert_eq!(batched.len(), KEYS as usize);
         assert_eq!(sum_counts(&map).unwrap(), expected());
         let mut one_by_one = key_by_key(&PerCpuHashMap::try_from(&map).unwrap()).unwrap();
         one_by_one.sort_by_key(|c| c.key);
@@ -204,12 +215,9 @@ mod tests {
     #[test]
     fn a_bucket_larger_than_the_room_asked_for_is_read_with_more_room() {
         let map = counters_map();
-        let Map::PerCpuHashMap(data) = &map else {
-            unreachable!()
-        };
         let cpus = nr_cpus().unwrap();
         // Room for one key: the first bucket holding two fails with ENOSPC.
-        let mut read: Vec<Counter> = syscall::summed_per_cpu_with_room(data.fd().as_fd(), cpus, 1)
+        let mut read: Vec<Counter> = syscall::summed_per_cpu_with_room(fd(&map), cpus, 1)
             .unwrap()
             .expect("this kernel reads maps in batches")
             .into_iter()
@@ -222,10 +230,7 @@ mod tests {
     #[test]
     fn a_batch_into_keys_of_another_size_is_refused() {
         let map = counters_map();
-        let Map::PerCpuHashMap(data) = &map else {
-            unreachable!()
-        };
-        let refused = syscall::summed_per_cpu::<u64>(data.fd().as_fd(), nr_cpus().unwrap())
+        let refused = syscall::summed_per_cpu::<u64>(fd(&map), nr_cpus().unwrap())
             .expect_err("the counters map's keys are 16 bytes, not 8");
         assert_eq!(
             refused.kind(),
