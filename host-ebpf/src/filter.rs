@@ -11,7 +11,7 @@ use aya_ebpf::{
     maps::HashMap,
     programs::{FEntryContext, ProbeContext},
 };
-use kubenpu_ebpf::IoctlKey;
+use kubenpu_ebpf::{IoctlKey, MAX_DEVICE_NODES, MAX_VENDORS};
 
 /// Offsets into `struct file` and `struct inode`, set by the agent from
 /// the running kernel's BTF; frozen read-only data, so the verifier sees
@@ -21,15 +21,11 @@ static F_INODE_OFFSET: u32 = 0;
 #[unsafe(no_mangle)]
 static I_RDEV_OFFSET: u32 = 0;
 
-/// Upper bound on accelerator device nodes on one node.
-const MAX_DEVICES: u32 = 1024;
-/// Upper bound on (vendor, ioctl) entries: 64 vendors of full tables.
-const MAX_IOCTLS: u32 = 64 * 256;
-
 #[map]
-static DEVICES: HashMap<u32, u32> = HashMap::pinned(MAX_DEVICES, 0);
+static DEVICES: HashMap<u32, u32> = HashMap::pinned(MAX_DEVICE_NODES, 0);
+/// Whole tables (256 numbers) for every vendor.
 #[map]
-static IOCTLS: HashMap<IoctlKey, u32> = HashMap::pinned(MAX_IOCTLS, 0);
+static IOCTLS: HashMap<IoctlKey, u32> = HashMap::pinned(MAX_VENDORS * 256, 0);
 
 /// `(rdev, cmd)` of an fentry call. `filp` is a BTF pointer, so
 /// `filp->f_inode->i_rdev` are direct loads.

@@ -46,6 +46,26 @@ pub mod global {
     pub const I_RDEV_OFFSET: &str = "I_RDEV_OFFSET";
 }
 
+/// Vendors the IOCTLS map holds whole tables for (256 numbers each).
+pub const MAX_VENDORS: u32 = 64;
+/// Accelerator device nodes the DEVICES map holds.
+pub const MAX_DEVICE_NODES: u32 = 1024;
+
+/// A vendor's slot in the IOCTLS map: a hash of its name (FNV-1a), so it
+/// is the same in every agent that ever uploads it and needs no
+/// bookkeeping across restarts. Two vendors whose names collide cannot
+/// both be in force.
+pub const fn vendor_slot(name: &str) -> u32 {
+    let bytes = name.as_bytes();
+    let mut hash = 0x811c_9dc5_u32;
+    let mut i = 0;
+    while i < bytes.len() {
+        hash = (hash ^ bytes[i] as u32).wrapping_mul(0x0100_0193);
+        i += 1;
+    }
+    hash
+}
+
 /// The counted kinds, as stored in the IOCTLS map.
 pub mod kind {
     /// Hands work to the device.

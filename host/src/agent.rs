@@ -30,6 +30,7 @@ use crate::{
     config::AgentConfig,
     device_table::DeviceTable,
     discovery::{self, Roots},
+    faults::Faults,
     metrics::{DeviceInfo, PluginInfo, Snapshot},
     plugins::{PluginHost, Vendors, Watcher},
     probe::{self, Probe},
@@ -107,8 +108,9 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
         asks,
         cri_up: false,
         debug: config.debug,
+        faults: Faults::default(),
     };
-    let claimed = agent.install()?;
+    agent.reinstall();
 
     let (vendor_tx, mut vendor_rx) = mpsc::unbounded_channel();
     let _watcher = if config.plugins_dir.is_dir() {
@@ -132,27 +134,29 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
     }
     ready.store(true, Ordering::Release);
     log(format_args!(
-        "ready: counting on {claimed} device(s), serving /metrics on {}",
+        "ready: counting on {} device(s), serving /metrics on {}",
+        agent.table.claimed().count(),
         config.listen
     ));
     loop {
         tokio::select! {
             _ = terminate.recv() => break,
             _ = interrupt.recv() => break,
-            _ = drain.tick() => agent.drain()?,
+            _ = drain.tick() => agent.drain(),
             Some(report) = reports.recv() => agent.report(report),
             Some(query) = queries.recv() => {
-                let _ = query.send(agent.snapshot()?);
+                // Unanswered, the request gets 503; the error is counted.
+                if let Some(snapshot) = agent.snapshot() {
+                    let _ = query.send(snapshot);
+                }
             }
             _ = rescan.tick() => {
-                agent.sweep()?;
-                if agent.probe.reattach_if_drm_reloaded()? {
-                    log(format_args!("hook {}: {}", agent.probe.hook().as_str(), agent.probe.hook_reason()));
-                }
+                agent.sweep();
+                agent.reattach_if_drm_reloaded();
                 let devices = discovery::discover(&roots).devices;
                 if devices != agent.devices() {
                     agent.table = DeviceTable::build(devices, agent.table.vendors.clone());
-                    agent.install()?;
+                    agent.reinstall();
                 }
             }
             Some(update) = vendor_rx.recv() => match update {
@@ -162,7 +166,7 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
                         log(format_args!("vendors: {}", summary(&update)));
                     }
                     agent.table = DeviceTable::build(agent.devices(), update);
-                    agent.install()?;
+                    agent.reinstall();
                 }
                 Err(e) => log(format_args!("cannot read the plugins directory: {e}")),
             },
@@ -191,6 +195,8 @@ struct Agent {
     node: String,
     cri_up: bool,
     debug: bool,
+    /// Errors met after start-up, which the agent goes on from.
+    faults: Faults,
 }
 
 impl Agent {
@@ -203,9 +209,8 @@ impl Agent {
             .collect()
     }
 
-    /// Uploads the device table; logs what is counted and returns how
-    /// many devices are.
-    fn install(&mut self) -> anyhow::Result<usize> {
+    /// Uploads the device table and logs what is counted.
+    fn install(&mut self) -> anyhow::Result<()> {
         for problem in &self.table.problems {
             log(format_args!("{problem}"));
         }
@@ -223,13 +228,36 @@ impl Agent {
         } else {
             log(format_args!("counting on {}", claimed.join(", ")));
         }
-        Ok(claimed.len())
+        Ok(())
+    }
+
+    /// [`Agent::install`] after start-up: an error is counted and logged,
+    /// and the previous tables stay in force in the kernel.
+    fn reinstall(&mut self) {
+        let outcome = self.install();
+        self.faults.check("install", outcome, log_line);
+    }
+
+    /// Re-attaches if the `drm` module was reloaded.
+    fn reattach_if_drm_reloaded(&mut self) {
+        let outcome = self.probe.reattach_if_drm_reloaded();
+        if self.faults.check("reattach", outcome, log_line) == Some(true) {
+            log(format_args!(
+                "hook {}: {}",
+                self.probe.hook().as_str(),
+                self.probe.hook_reason()
+            ));
+        }
     }
 
     /// Takes the kernel's new-key notes: a new cgroup is named at once.
-    fn drain(&mut self) -> anyhow::Result<()> {
+    fn drain(&mut self) {
+        let outcome = self.probe.drain_notes();
+        let Some(keys) = self.faults.check("drain", outcome, log_line) else {
+            return;
+        };
         let now = Instant::now();
-        for key in self.probe.drain_notes()? {
+        for key in keys {
             if self.debug {
                 log(format_args!(
                     "new key: cgroup {} dev {:#x} nr {:#04x}",
@@ -240,7 +268,6 @@ impl Agent {
                 let _ = self.asks.send(ask);
             }
         }
-        Ok(())
     }
 
     /// Takes a report of the CRI resolver.
@@ -265,29 +292,46 @@ impl Agent {
         }
     }
 
-    /// Folds gone cgroups and deletes their counters from the kernel map.
-    fn sweep(&mut self) -> anyhow::Result<()> {
-        let (counters, _) = self.probe.counts()?;
+    /// Finds the cgroups that are gone, then takes their counters out of
+    /// the kernel map and folds them into totals, in that order, so no
+    /// call made before a cgroup went is missed.
+    fn sweep(&mut self) {
+        let outcome = self.probe.counts();
+        let Some((counters, _)) = self.faults.check("sweep", outcome, log_line) else {
+            return;
+        };
         let sweep = self.usage.sweep(&counters, Instant::now());
         for ask in sweep.asks {
             let _ = self.asks.send(ask);
         }
-        if !sweep.gone.is_empty() {
-            let removed = self.probe.remove_cgroups(&sweep.gone)?;
-            if self.debug {
-                log(format_args!(
-                    "{} cgroup(s) gone: {removed} counter(s) folded",
-                    sweep.gone.len()
-                ));
-            }
+        if sweep.gone.is_empty() {
+            return;
         }
-        Ok(())
+        let taken = self.probe.take_cgroups(&sweep.gone);
+        let done: Vec<u64> = sweep
+            .gone
+            .iter()
+            .copied()
+            .filter(|id| !taken.left.contains(id))
+            .collect();
+        self.usage.fold(&taken.counters, &done, Instant::now());
+        if self.debug {
+            log(format_args!(
+                "{} cgroup(s) gone: {} counter(s) folded",
+                done.len(),
+                taken.counters.len()
+            ));
+        }
+        let outcome = taken.error.map_or(Ok(()), Err);
+        self.faults.check("sweep", outcome, log_line);
     }
 
-    /// Everything a scrape shows, read now.
-    fn snapshot(&mut self) -> anyhow::Result<Snapshot> {
-        let (counters, losses) = self.probe.counts()?;
-        Ok(Snapshot {
+    /// Everything a scrape shows, read now; `None` if the kernel's maps
+    /// could not be read (counted as a scrape error).
+    fn snapshot(&mut self) -> Option<Snapshot> {
+        let outcome = self.probe.counts();
+        let (counters, losses) = self.faults.check("scrape", outcome, log_line)?;
+        Some(Snapshot {
             ioctls: self.usage.totals(&counters, Instant::now()),
             devices: DeviceInfo::rows(&self.table, &self.node),
             plugins: PluginInfo::rows(&self.table),
@@ -295,6 +339,7 @@ impl Agent {
             index_rebuilds: self.usage.attributor.index().rebuilds(),
             hook: self.probe.hook().as_str(),
             cri_up: self.cri_up,
+            errors: self.faults.counts(),
         })
     }
 }
@@ -377,4 +422,9 @@ fn preflight(cgroup_root: Option<&Path>) -> anyhow::Result<PathBuf> {
 /// One line on stderr, prefixed with the program's name.
 pub fn log(message: std::fmt::Arguments<'_>) {
     eprintln!("kubenpu-agent: {message}");
+}
+
+/// [`log`] of a line already formatted.
+fn log_line(line: String) {
+    log(format_args!("{line}"));
 }

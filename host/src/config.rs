@@ -11,7 +11,9 @@ use crate::{plugins, probe::HookChoice};
 #[derive(Debug, Clone, Parser)]
 #[command(version, about)]
 pub struct AgentConfig {
-    /// Hook on drm_ioctl: fentry where the kernel allows it, else kprobe.
+    /// Hook on drm_ioctl: auto takes the first the kernel allows of
+    /// kprobe-multi and kprobe (both exact) and fentry (cheapest, but skips
+    /// calls where kernel code is preempted, counted as recursion losses).
     #[arg(long, value_enum, default_value = "auto")]
     pub hook: HookChoice,
     /// Print the kernel verifier's full log if a program is rejected, and
@@ -30,7 +32,7 @@ pub struct AgentConfig {
     pub plugins_dir: PathBuf,
     /// Distinct (cgroup, device, ioctl) counters the kernel map holds;
     /// calls for keys beyond it are counted as lost (reason map_full).
-    #[arg(long, default_value_t = 16384, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = 16384, value_parser = parse_max_counters)]
     pub max_counters: u32,
     /// Read sysfs from here instead of /sys.
     #[arg(long, default_value = "/sys")]
@@ -39,10 +41,10 @@ pub struct AgentConfig {
     #[arg(long, default_value = "/dev")]
     pub dev_root: PathBuf,
     /// How often to look for hot-plugged devices and a reloaded drm module.
-    #[arg(long, default_value = "2s", value_parser = parse_duration)]
+    #[arg(long, default_value = "2s", value_parser = parse_interval)]
     pub rescan_interval: Duration,
     /// How often to drain the kernel's new-key notes.
-    #[arg(long, default_value = "100ms", value_parser = parse_duration)]
+    #[arg(long, default_value = "100ms", value_parser = parse_interval)]
     pub drain_interval: Duration,
     /// The cgroup v2 hierarchy the kernel's cgroup ids refer to; found in
     /// /proc/self/mountinfo when not given (/sys/fs/cgroup, or
@@ -54,7 +56,7 @@ pub struct AgentConfig {
     #[arg(long)]
     pub cri_socket: Option<PathBuf>,
     /// How long one CRI call may take.
-    #[arg(long, default_value = "2s", value_parser = parse_duration)]
+    #[arg(long, default_value = "2s", value_parser = parse_interval)]
     pub cri_timeout: Duration,
     /// How long the series of a pod that is gone is still exported, so a
     /// scrape sees its final count.
@@ -69,17 +71,57 @@ pub struct AgentConfig {
     pub exclude_outside_pods: bool,
 }
 
+/// The most counters the kernel map may be asked to hold. The per-CPU
+/// hash is preallocated: every key takes one value per possible CPU.
+pub const MAX_COUNTERS: u32 = 1 << 20;
+
+/// Kernel memory the counters map preallocates per key, besides its
+/// per-CPU values: the hash element's header and the 16-byte key.
+const BYTES_PER_KEY: u64 = 64;
+
+/// `--max-counters`: at least 1, at most [`MAX_COUNTERS`].
+fn parse_max_counters(text: &str) -> Result<u32, String> {
+    let keys: u64 = text
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of counters"))?;
+    if keys == 0 {
+        return Err("the map must hold at least 1 counter".into());
+    }
+    if keys > u64::from(MAX_COUNTERS) {
+        let cpus = aya::util::nr_cpus().map_or(1, |n| n as u64);
+        let bytes = keys.saturating_mul(BYTES_PER_KEY + 8 * cpus);
+        return Err(format!(
+            "{keys} counters would preallocate about {} MiB of kernel memory on this node's {cpus} possible CPUs; at most {MAX_COUNTERS} are allowed",
+            bytes >> 20
+        ));
+    }
+    Ok(keys as u32)
+}
+
 /// `250ms`, `2s`, `1m`.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let bad = || format!("{text:?} is not a duration such as 250ms, 2s or 1m");
     let split = text.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
     let (number, unit) = text.split_at(split);
     let number: u64 = number.parse().map_err(|_| bad())?;
+    let too_long = || format!("{text:?} is too long a duration");
     match unit {
         "ms" => Ok(Duration::from_millis(number)),
         "s" => Ok(Duration::from_secs(number)),
-        "m" => Ok(Duration::from_secs(number * 60)),
+        "m" => Ok(Duration::from_secs(
+            number.checked_mul(60).ok_or_else(too_long)?,
+        )),
         _ => Err(bad()),
+    }
+}
+
+/// A duration that paces a loop or bounds a wait: above zero.
+fn parse_interval(text: &str) -> Result<Duration, String> {
+    match parse_duration(text)? {
+        Duration::ZERO => Err(format!(
+            "{text:?} is zero: give a duration above 0, such as 250ms"
+        )),
+        duration => Ok(duration),
     }
 }
 
@@ -109,5 +151,35 @@ mod tests {
         let error =
             AgentConfig::try_parse_from(["kubenpu-agent", "--max-counters", "0"]).unwrap_err();
         assert!(error.to_string().contains("--max-counters"), "{error}");
+    }
+
+    fn error(args: &[&str]) -> String {
+        let mut argv = vec!["kubenpu-agent"];
+        argv.extend(args);
+        AgentConfig::try_parse_from(argv).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn zero_and_overflowing_durations_are_refused() {
+        for flag in ["--drain-interval", "--rescan-interval", "--cri-timeout"] {
+            let text = error(&[flag, "0ms"]);
+            assert!(text.contains("is zero: give a duration above 0"), "{text}");
+        }
+        let text = error(&["--series-grace", "999999999999999999m"]);
+        assert!(text.contains("too long a duration"), "{text}");
+        assert!(AgentConfig::try_parse_from(["kubenpu-agent", "--series-grace", "0s"]).is_ok());
+    }
+
+    #[test]
+    fn a_huge_counter_map_is_refused_with_its_kernel_memory() {
+        let text = error(&["--max-counters", "4294967295"]);
+        assert!(
+            text.contains("would preallocate about") && text.contains("MiB of kernel memory"),
+            "{text}"
+        );
+        assert!(text.contains("at most 1048576 are allowed"), "{text}");
+        let limit = MAX_COUNTERS.to_string();
+        let config = AgentConfig::try_parse_from(["kubenpu-agent", "--max-counters", &limit]);
+        assert_eq!(config.unwrap().max_counters, MAX_COUNTERS);
     }
 }

@@ -11,6 +11,7 @@ pub mod attribution;
 pub mod config;
 pub mod device_table;
 pub mod discovery;
+pub mod faults;
 pub mod http;
 pub mod metrics;
 pub mod plugins;

@@ -31,8 +31,8 @@ pub struct Usage {
 pub struct Sweep {
     /// Questions for the container runtime.
     pub asks: Vec<Ask>,
-    /// Cgroups that are gone, whose counts were folded: delete their
-    /// counters from the kernel map.
+    /// Cgroups that are gone: nothing can count for them any more, so
+    /// their counters can be taken out of the kernel map and folded.
     pub gone: HashSet<u64>,
 }
 
@@ -54,8 +54,10 @@ impl Usage {
     }
 
     /// Takes note of the cgroups in `counters` (after an agent restart the
-    /// map has keys no note announced), retries unplaced ones, and folds
-    /// the counts of cgroups that are gone into the ledger.
+    /// map has keys no note announced), retries unplaced ones, and says
+    /// which cgroups are gone. Their counters are to be taken out of the
+    /// kernel map only now, after that was decided, and given to
+    /// [`Usage::fold`]: a reading from before could miss their last calls.
     pub fn sweep(&mut self, counters: &[Counter], now: Instant) -> Sweep {
         let mut asks: Vec<Ask> = counters
             .iter()
@@ -63,16 +65,21 @@ impl Usage {
             .collect();
         asks.extend(self.attributor.retry());
         let gone: HashSet<u64> = self.attributor.gone().into_iter().collect();
-        for counter in counters.iter().filter(|c| gone.contains(&c.key.cgroup_id)) {
+        // Expires idle series even when nobody scrapes.
+        self.totals(counters, now);
+        Sweep { asks, gone }
+    }
+
+    /// Folds the final counters `taken` out of the kernel map into the
+    /// ledger, and forgets the cgroups in `done`, all of whose counters
+    /// were taken.
+    pub fn fold(&mut self, taken: &[Counter], done: &[u64], now: Instant) {
+        for counter in taken {
             if let Some(series) = self.series(counter) {
                 self.ledger.retire(series, counter.calls, now);
             }
         }
-        self.attributor
-            .forget(&gone.iter().copied().collect::<Vec<_>>());
-        // Expires idle series even when nobody scrapes.
-        self.totals(counters, now);
-        Sweep { asks, gone }
+        self.attributor.forget(done);
     }
 
     /// Every series' total now, from the live `counters`. Cgroups still

@@ -24,9 +24,39 @@ fn an_unknown_hook_is_refused_naming_the_choices() {
         "{text}"
     );
     assert!(
-        text.contains("[possible values: auto, fentry, kprobe]"),
+        text.contains("[possible values: auto, fentry, kprobe, kprobe-multi]"),
         "{text}"
     );
+}
+
+#[test]
+fn zero_intervals_and_a_huge_counter_map_are_refused_in_one_line() {
+    for (args, says) in [
+        (
+            ["--drain-interval", "0ms"],
+            "\"0ms\" is zero: give a duration above 0",
+        ),
+        (
+            ["--rescan-interval", "0s"],
+            "\"0s\" is zero: give a duration above 0",
+        ),
+        (
+            ["--max-counters", "100000000"],
+            "100000000 counters would preallocate about",
+        ),
+    ] {
+        let out = agent(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let text = stderr(&out);
+        let first = text.lines().next().unwrap_or_default();
+        assert!(
+            first.starts_with(&format!(
+                "error: invalid value '{}' for '{}",
+                args[1], args[0]
+            )) && first.contains(says),
+            "{args:?}: {text}"
+        );
+    }
 }
 
 #[test]

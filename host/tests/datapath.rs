@@ -6,7 +6,7 @@
 mod support;
 
 use kubenpu_vm::Kernel;
-use support::guest::{Counts, Results, run};
+use support::guest::{Counts, Results, run, run_with};
 
 /// Declares `$test` once per kernel, as `$test::bookworm` and so on.
 macro_rules! on_every_kernel {
@@ -32,7 +32,30 @@ macro_rules! on_every_kernel {
     )*};
 }
 
+/// Declares `$test` on the kernels with fprobe (kprobe.multi): Debian's
+/// 6.12 and newer.
+macro_rules! on_kernels_with_fprobe {
+    ($($test:ident),* $(,)?) => {$(
+        mod $test {
+            use kubenpu_vm::Kernel;
+
+            #[test]
+            fn bookworm_backports() {
+                super::$test(Kernel::BookwormBackports);
+            }
+
+            #[test]
+            fn sid() {
+                super::$test(Kernel::Sid);
+            }
+        }
+    )*};
+}
+
+on_kernels_with_fprobe!(exact_counts_with_kprobe_multi);
+
 on_every_kernel!(
+    every_thread_is_counted_under_every_hook,
     exact_counts_with_kprobe,
     exact_counts_with_fentry,
     exact_counts_with_auto,
@@ -86,6 +109,73 @@ fn exact_counts(kernel: Kernel, hook: &str) -> Results {
     results
 }
 
+/// Threads issued per vCPU: preemption inside a hook shows only with
+/// more busy threads than CPUs.
+const THREADS_PER_CPU: u32 = 4;
+const CPUS: u32 = 2;
+const CALLS_PER_THREAD: u64 = 2500;
+
+/// Eight threads on two vCPUs share one fd in one cgroup, under each hook
+/// the kernel offers: every call is counted or counted as dropped, and
+/// under `auto` every call is counted. fentry's skips (on kernels that
+/// preempt kernel code) show as `recursion` losses, never silently.
+fn every_thread_is_counted_under_every_hook(kernel: Kernel) {
+    // Debian's 6.1 has no fprobe (CONFIG_FPROBE), so no kprobe.multi.
+    let hooks: &[&str] = match kernel {
+        Kernel::Bookworm => &["auto", "kprobe", "fentry"],
+        _ => &["auto", "kprobe", "kprobe-multi", "fentry"],
+    };
+    let threads = THREADS_PER_CPU * CPUS;
+    let runs: Vec<String> = hooks
+        .iter()
+        .map(|hook| {
+            format!(
+                "start_agent --hook {hook}
+                 issue t-{hook} --threads {threads} $VIRTIO_RENDER:0x48:{CALLS_PER_THREAD}
+                 snapshot {hook}
+                 stop_agent
+                 kubenpu-agent --cleanup"
+            )
+        })
+        .collect();
+    let results = run_with(
+        kernel,
+        |vm| vm.cpus(CPUS),
+        &format!(
+            "{}
+             cp $AGENT_LOG /shared/agent.log",
+            runs.join("\n")
+        ),
+    );
+    let issued = u64::from(threads) * CALLS_PER_THREAD;
+    for hook in hooks {
+        let cgroup = format!("t-{hook}");
+        let (counts, losses) = results.counts(hook);
+        assert_eq!(results.issued(&[&cgroup])[0].3, issued);
+        let id = results.cgroup_id(&cgroup);
+        let counted: u64 = counts
+            .iter()
+            .filter(|((cg, _, _), _)| *cg == id)
+            .map(|(_, n)| n)
+            .sum();
+        let dropped: u64 = losses.values().sum();
+        eprintln!("{kernel} --hook {hook}: {counted} counted, {losses:?} dropped, of {issued}");
+        assert_eq!(
+            counted + dropped,
+            issued,
+            "{kernel} --hook {hook}: every call is counted or dropped by reason ({losses:?})"
+        );
+        if *hook != "fentry" {
+            assert_eq!(dropped, 0, "{kernel} --hook {hook}: {losses:?}");
+        }
+    }
+    let auto = results.log_lines("hook kprobe");
+    assert!(
+        auto[0].contains("runs with preemption disabled, so no call is skipped"),
+        "{auto:?}"
+    );
+}
+
 fn exact_counts_with_kprobe(kernel: Kernel) {
     let results = exact_counts(kernel, "kprobe");
     assert_eq!(results.log_lines("hook kprobe: kprobe attached").len(), 1);
@@ -104,10 +194,25 @@ fn exact_counts_with_fentry(kernel: Kernel) {
 
 fn exact_counts_with_auto(kernel: Kernel) {
     let results = exact_counts(kernel, "auto");
+    // kprobe.multi where the kernel has fprobe (not Debian's 6.1).
+    let expected = match kernel {
+        Kernel::Bookworm => "hook kprobe: kprobe attached",
+        _ => "hook kprobe-multi: kprobe-multi attached",
+    };
     assert_eq!(
-        results.log_lines("hook fentry-module").len(),
+        results.log_lines(expected).len(),
         1,
-        "auto should pick fentry"
+        "auto should pick the first exact hook the kernel offers"
+    );
+}
+
+fn exact_counts_with_kprobe_multi(kernel: Kernel) {
+    let results = exact_counts(kernel, "kprobe-multi");
+    assert_eq!(
+        results
+            .log_lines("hook kprobe-multi: kprobe-multi attached")
+            .len(),
+        1
     );
 }
 

@@ -199,6 +199,74 @@ fn each_broken_plugin_is_rejected_with_one_line_and_the_rest_keep_working() {
     assert_eq!(vendors.rejected.len(), expectations.len());
 }
 
+/// The `numbered` test plugin as vendor `name` (16 bytes, as its
+/// placeholder), claiming driver `<name>_drv`.
+fn numbered(name: &str) -> Vec<u8> {
+    const PLACEHOLDER: &[u8; 16] = b"numbered-vendor0";
+    assert_eq!(name.len(), PLACEHOLDER.len());
+    let mut bytes = fs::read(test_plugin("numbered")).unwrap();
+    let at = bytes
+        .windows(PLACEHOLDER.len())
+        .position(|w| w == PLACEHOLDER)
+        .expect("the placeholder is in the component's data");
+    bytes[at..at + PLACEHOLDER.len()].copy_from_slice(name.as_bytes());
+    bytes
+}
+
+#[test]
+fn vendors_beyond_the_kernel_table_are_rejected_one_line_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let names: Vec<String> = (0..70).map(|i| format!("vendor-{i:09}")).collect();
+    for name in &names {
+        fs::write(dir.path().join(format!("{name}.wasm")), numbered(name)).unwrap();
+    }
+    let vendors = PluginHost::new(dir.path()).unwrap().scan().unwrap();
+    let max = kubenpu_ebpf::MAX_VENDORS as usize;
+    assert_eq!(vendors.plugins.len(), max);
+    // The built-ins come first, then files in name order, until it is full.
+    let in_force = BUILTIN_NAMES.len();
+    let admitted: Vec<&str> = vendors.plugins[in_force..]
+        .iter()
+        .map(|p| p.name())
+        .collect();
+    assert_eq!(admitted, names[..max - in_force]);
+    assert_eq!(vendors.rejected.len(), names.len() - (max - in_force));
+    for (rejection, name) in vendors.rejected.iter().zip(&names[max - in_force..]) {
+        assert_eq!(
+            rejection.to_string(),
+            format!(
+                "plugin {} rejected: the kernel's ioctl table holds {max} vendors, all in force: remove a plugin first",
+                dir.path().join(format!("{name}.wasm")).display()
+            )
+        );
+    }
+}
+
+#[test]
+fn two_vendors_whose_names_hash_to_one_slot_cannot_both_be_in_force() {
+    // Distinct names, one FNV-1a hash: one kernel table slot.
+    let (first, second) = ("collide-azunwxyz", "collide-a2wbaxyz");
+    assert_eq!(
+        kubenpu_ebpf::vendor_slot(first),
+        kubenpu_ebpf::vendor_slot(second)
+    );
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("1.wasm"), numbered(first)).unwrap();
+    fs::write(dir.path().join("2.wasm"), numbered(second)).unwrap();
+    let vendors = PluginHost::new(dir.path()).unwrap().scan().unwrap();
+    assert!(vendors.plugins.iter().any(|p| p.name() == first));
+    assert!(vendors.plugins.iter().all(|p| p.name() != second));
+    assert_eq!(vendors.plugins.len(), BUILTIN_NAMES.len() + 1);
+    let lines: Vec<String> = vendors.rejected.iter().map(|r| r.to_string()).collect();
+    assert_eq!(
+        lines,
+        [format!(
+            "plugin {} rejected: its name \"collide-a2wbaxyz\" hashes to the kernel table slot of vendor collide-azunwxyz: rename one of them",
+            dir.path().join("2.wasm").display()
+        )]
+    );
+}
+
 #[test]
 fn a_file_replaces_the_built_in_of_its_name_and_a_second_copy_is_refused() {
     let dir = tempfile::tempdir().unwrap();

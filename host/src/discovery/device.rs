@@ -15,27 +15,35 @@ pub enum Subsystem {
     Accel,
 }
 
-/// A device number as sysfs' `dev` files write it (`226:128`).
+/// A device number as sysfs' `dev` files write it (`226:128`). Only
+/// numbers the kernel's internal `dev_t` can hold (a 12-bit major and a
+/// 20-bit minor) are made, so [`DevNum::kernel_dev_t`] never aliases two
+/// devices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct DevNum {
-    /// Major number.
-    pub major: u32,
-    /// Minor number.
-    pub minor: u32,
+    major: u32,
+    minor: u32,
 }
+
+/// Bits of the minor number in the kernel's `dev_t` (`MINORBITS`).
+const MINOR_BITS: u32 = 20;
+/// The largest major number the kernel's `dev_t` holds.
+const MAX_MAJOR: u32 = (1 << (32 - MINOR_BITS)) - 1;
+/// The largest minor number the kernel's `dev_t` holds.
+const MAX_MINOR: u32 = (1 << MINOR_BITS) - 1;
 
 impl DevNum {
     /// The kernel's internal `dev_t` (`MAJOR << 20 | MINOR`), which is what
     /// `inode->i_rdev` holds; not the userspace `st_rdev` encoding.
     pub fn kernel_dev_t(self) -> u32 {
-        self.major << 20 | self.minor
+        self.major << MINOR_BITS | self.minor
     }
 
     /// The inverse of [`DevNum::kernel_dev_t`].
     pub fn from_kernel_dev_t(dev: u32) -> Self {
         Self {
-            major: dev >> 20,
-            minor: dev & 0xf_ffff,
+            major: dev >> MINOR_BITS,
+            minor: dev & MAX_MINOR,
         }
     }
 }
@@ -57,10 +65,13 @@ impl FromStr for DevNum {
             n.parse::<u32>()
                 .map_err(|_| format!("{s:?} is not MAJOR:MINOR"))
         };
-        Ok(Self {
-            major: number(major)?,
-            minor: number(minor)?,
-        })
+        let (major, minor) = (number(major)?, number(minor)?);
+        if major > MAX_MAJOR || minor > MAX_MINOR {
+            return Err(format!(
+                "{s:?} is not a kernel device number (majors go to {MAX_MAJOR}, minors to {MAX_MINOR})"
+            ));
+        }
+        Ok(Self { major, minor })
     }
 }
 
@@ -128,4 +139,27 @@ pub struct Device {
     pub numa_node: Option<u32>,
     /// Its nodes, by device number.
     pub nodes: Vec<Node>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DevNum;
+
+    #[test]
+    fn device_numbers_round_trip_through_the_kernel_encoding() {
+        for text in ["226:128", "261:0", "4095:1048575", "0:0"] {
+            let dev: DevNum = text.parse().unwrap();
+            assert_eq!(DevNum::from_kernel_dev_t(dev.kernel_dev_t()), dev);
+            assert_eq!(dev.to_string(), text);
+        }
+    }
+
+    #[test]
+    fn numbers_the_kernel_cannot_hold_are_rejected_not_aliased() {
+        for text in ["4096:0", "226:1048576"] {
+            let error = text.parse::<DevNum>().unwrap_err();
+            assert!(error.contains("not a kernel device number"), "{error}");
+        }
+        assert!("226".parse::<DevNum>().is_err());
+    }
 }

@@ -37,6 +37,8 @@ pub struct Snapshot {
     pub hook: &'static str,
     /// Whether the container runtime answered last time it was asked.
     pub cri_up: bool,
+    /// Errors the agent's loop met and went on from, per stage.
+    pub errors: BTreeMap<&'static str, u64>,
 }
 
 /// A `kubenpu_device_info` row.
@@ -203,7 +205,7 @@ impl Collector for Snapshot {
 
         let mut family = encoder.encode_descriptor(
             "kubenpu_events_dropped",
-            "Calls on counted devices that could not be counted, by reason: map_full (more distinct cgroup/device/ioctl keys than --max-counters) or ringbuf_full (new-key notes; only delays naming a pod).",
+            "Calls on counted devices that could not be counted, by reason: map_full (more distinct cgroup/device/ioctl keys than --max-counters), recursion (runs the kernel skipped because the program was already running on that CPU: fentry on a kernel that preempts kernel code) or ringbuf_full (new-key notes; the call was counted, only naming its pod waits).",
             None,
             MetricType::Counter,
         )?;
@@ -237,7 +239,7 @@ impl Collector for Snapshot {
         encoder
             .encode_descriptor(
                 "kubenpu_hook",
-                "The kernel hook the program is attached with: fentry, fentry-module or kprobe.",
+                "The kernel hook the program is attached with: kprobe-multi, kprobe, fentry or fentry-module.",
                 None,
                 MetricType::Info,
             )?
@@ -258,6 +260,16 @@ impl Collector for Snapshot {
             None,
             MetricType::Gauge,
         )?)?;
+
+        let mut family = encoder.encode_descriptor(
+            "kubenpu_agent_errors",
+            "Errors the agent met after start-up and went on from, by stage (drain, scrape, sweep, reattach, rescan, install); each is logged once and retried.",
+            None,
+            MetricType::Counter,
+        )?;
+        for (stage, errors) in &self.errors {
+            ConstCounter::new(*errors).encode(family.encode_family(&[("stage", *stage)])?)?;
+        }
         Ok(())
     }
 }
@@ -298,8 +310,9 @@ mod tests {
             }],
             losses: vec![("map_full", 1), ("ringbuf_full", 0)],
             index_rebuilds: 3,
-            hook: "fentry",
+            hook: "kprobe-multi",
             cri_up: true,
+            errors: [("sweep", 2)].into(),
             ..Snapshot::default()
         }
     }
@@ -314,8 +327,9 @@ mod tests {
             r#"kubenpu_device_info{device="0000:00:02.0",vendor="i915",driver="i915",pci_id="8086:5917",numa_node="0",node="node-1"} 1"#,
             r#"kubenpu_events_dropped_total{reason="map_full"} 1"#,
             "kubenpu_cgroup_index_rebuilds_total 3",
-            r#"kubenpu_hook_info{hook="fentry"} 1"#,
+            r#"kubenpu_hook_info{hook="kprobe-multi"} 1"#,
             "kubenpu_cri_up 1",
+            r#"kubenpu_agent_errors_total{stage="sweep"} 2"#,
         ] {
             assert!(text.lines().any(|l| l == line), "no {line:?} in\n{text}");
         }

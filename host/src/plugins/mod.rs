@@ -15,6 +15,7 @@ use std::{
     sync::Arc,
 };
 
+use kubenpu_ebpf::{MAX_VENDORS, vendor_slot};
 use kubenpu_sdk::{Description, Fault, PciId, validate};
 
 pub use directory::{SIZE_LIMIT, sha256_hex};
@@ -73,6 +74,22 @@ pub enum PluginError {
         driver: String,
         /// The vendor that keeps it.
         owner: String,
+    },
+    /// Its name hashes to the kernel table slot of another vendor's.
+    #[error(
+        "its name {name:?} hashes to the kernel table slot of vendor {owner}: rename one of them"
+    )]
+    SlotTaken {
+        /// Its vendor name.
+        name: String,
+        /// The vendor that keeps the slot.
+        owner: String,
+    },
+    /// The kernel's ioctl table is full.
+    #[error("the kernel's ioctl table holds {max} vendors, all in force: remove a plugin first")]
+    TooManyVendors {
+        /// How many vendors the table holds.
+        max: u32,
     },
     /// Another file already provides a vendor of the same name.
     #[error("vendor {name} is already provided by {by}")]
@@ -346,19 +363,14 @@ impl PluginHost {
             plugins.retain(|p| p.name() != plugin.name());
             plugins.push(plugin.clone());
         }
-        // Drivers: the first plugin in precedence order keeps a driver.
+        // The first plugin in precedence order keeps a driver, and a
+        // kernel table slot; the table holds MAX_VENDORS.
         let mut accepted: Vec<Arc<Plugin>> = Vec::new();
         for plugin in plugins {
-            let taken = plugin.description.drivers.iter().find_map(|driver| {
-                accepted
-                    .iter()
-                    .find(|p| p.claims(driver))
-                    .map(|owner| (driver.clone(), owner.name().to_owned()))
-            });
-            match taken {
-                Some((driver, owner)) => rejected.push(Rejection {
+            match admission(&accepted, &plugin) {
+                Some(error) => rejected.push(Rejection {
                     source: plugin.source.to_string(),
-                    error: PluginError::DriverTaken { driver, owner },
+                    error,
                     kept: None,
                 }),
                 None => accepted.push(plugin),
@@ -369,4 +381,33 @@ impl PluginHost {
             rejected,
         }
     }
+}
+
+/// Why `plugin` cannot join the `accepted` vendors, if it cannot: a driver
+/// or a kernel table slot already taken, or a full table.
+fn admission(accepted: &[Arc<Plugin>], plugin: &Plugin) -> Option<PluginError> {
+    let driver_taken = plugin.description.drivers.iter().find_map(|driver| {
+        accepted
+            .iter()
+            .find(|p| p.claims(driver))
+            .map(|owner| PluginError::DriverTaken {
+                driver: driver.clone(),
+                owner: owner.name().to_owned(),
+            })
+    });
+    let slot = vendor_slot(plugin.name());
+    let slot_taken = || {
+        accepted
+            .iter()
+            .find(|p| vendor_slot(p.name()) == slot)
+            .map(|owner| PluginError::SlotTaken {
+                name: plugin.name().to_owned(),
+                owner: owner.name().to_owned(),
+            })
+    };
+    let full = || {
+        (accepted.len() >= MAX_VENDORS as usize)
+            .then_some(PluginError::TooManyVendors { max: MAX_VENDORS })
+    };
+    driver_taken.or_else(slot_taken).or_else(full)
 }

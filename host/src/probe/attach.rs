@@ -1,12 +1,24 @@
 //! Choosing, loading and attaching the hook on `drm_ioctl`, and keeping
-//! its link pinned: fentry where the kernel allows it (typed arguments,
-//! direct loads: measured 30-40 % cheaper on the filtered path), else a
-//! kprobe, which works wherever kprobes do.
+//! its link and program pinned.
+//!
+//! Exactness decides the order `auto` tries them in. An fentry program
+//! runs behind a per-program, per-CPU recursion guard with migration
+//! disabled but preemption enabled: on a kernel that preempts kernel code
+//! (full or lazy preemption, as Debian's 7.x kernels do, or any
+//! PREEMPT_DYNAMIC kernel booted with `preempt=full`), a thread preempted
+//! inside the program makes every other thread's call on that CPU skip it
+//! until it runs again. Measured with four threads on two vCPUs on 7.2:
+//! 10-18 % of calls skipped, visible only in the program's
+//! `recursion_misses`. kprobe and kprobe.multi handlers run with
+//! preemption disabled, so no call is skipped. So `auto` takes
+//! kprobe.multi (no `perf_event_open`: no CAP_SYS_ADMIN where
+//! `perf_event_paranoid` is above 2), then kprobe, and fentry last;
+//! whatever a hook still skips is exported as `recursion` losses.
 
 use std::{
     borrow::Cow,
-    fs,
-    os::fd::{AsFd as _, AsRawFd as _},
+    fs, io,
+    os::fd::{AsFd as _, AsRawFd as _, BorrowedFd, OwnedFd},
     path::Path,
 };
 
@@ -15,6 +27,7 @@ use aya::{
     maps::Map,
     programs::{FEntry, KProbe, ProgramInfo, links::FdLink, loaded_programs},
 };
+use aya_obj::generated::bpf_insn;
 use kubenpu_ebpf::{HOOKED_FUNCTION, program};
 
 use super::{Btf, Config, ProbeError, lacks_privilege, pins, syscall};
@@ -23,12 +36,16 @@ use crate::program::OBJECT;
 /// The hook the agent is asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum HookChoice {
-    /// fentry if the kernel allows it, else kprobe.
+    /// kprobe.multi, else kprobe, else fentry: the first the kernel
+    /// allows, in order of exactness.
     Auto,
-    /// fentry only.
+    /// fentry only (cheapest, but skips calls where kernel code is
+    /// preempted; those are counted as `recursion` losses).
     Fentry,
     /// kprobe only.
     Kprobe,
+    /// kprobe.multi (fprobe) only.
+    KprobeMulti,
 }
 
 /// The hook in use.
@@ -38,8 +55,10 @@ pub enum Hook {
     Fentry,
     /// fentry, `drm_ioctl` in the `drm` module's split BTF.
     FentryModule,
-    /// kprobe.
+    /// kprobe, through `perf_event_open`.
     Kprobe,
+    /// kprobe.multi: an fprobe, through `BPF_LINK_CREATE`.
+    KprobeMulti,
 }
 
 impl Hook {
@@ -49,6 +68,28 @@ impl Hook {
             Hook::Fentry => "fentry",
             Hook::FentryModule => "fentry-module",
             Hook::Kprobe => "kprobe",
+            Hook::KprobeMulti => "kprobe-multi",
+        }
+    }
+
+    /// The `link_type` a link of this hook shows in its fdinfo.
+    fn link_type(self) -> &'static str {
+        match self {
+            Hook::Fentry | Hook::FentryModule => "tracing",
+            Hook::Kprobe => "perf_event",
+            Hook::KprobeMulti => "kprobe_multi",
+        }
+    }
+
+    /// Why this hook counts every call, or what it may skip, for the log.
+    fn exactness(self) -> &'static str {
+        match self {
+            Hook::Kprobe | Hook::KprobeMulti => {
+                "runs with preemption disabled, so no call is skipped"
+            }
+            Hook::Fentry | Hook::FentryModule => {
+                "skips calls while a preempted thread is inside it on the same CPU; they are counted as recursion losses"
+            }
         }
     }
 }
@@ -63,10 +104,12 @@ pub struct Attached {
 
 /// A loaded program, not yet attached.
 enum Loaded {
-    /// The object's program of the hook, held by aya's `Ebpf`.
-    InObject,
+    /// The object's program of this name, held by aya's `Ebpf`.
+    InObject(&'static str),
     /// An fentry program loaded against the `drm` module.
     OnModule(Box<FEntry>),
+    /// A kprobe.multi program, loaded here (aya 0.14 has none).
+    Multi(OwnedFd),
 }
 
 /// The `drm` module's BTF object id, `None` where DRM is built in or not
@@ -75,8 +118,8 @@ pub fn drm_identity() -> Option<u32> {
     syscall::module_btf("drm").ok().flatten().map(|(id, _)| id)
 }
 
-/// Attaches per `config.hook`, adopting the pinned link if it runs this
-/// very program on these maps.
+/// Attaches per `config.hook`, adopting the pinned link if it is of the
+/// same hook and runs this very program on these maps.
 pub fn attach(
     ebpf: &mut Ebpf,
     config: &Config,
@@ -84,16 +127,18 @@ pub fn attach(
     fresh_maps: bool,
 ) -> Result<Attached, ProbeError> {
     let candidates: &[Hook] = match config.hook {
-        super::HookChoice::Auto => &[Hook::Fentry, Hook::Kprobe],
-        super::HookChoice::Fentry => &[Hook::Fentry],
-        super::HookChoice::Kprobe => &[Hook::Kprobe],
+        HookChoice::Auto => &[Hook::KprobeMulti, Hook::Kprobe, Hook::Fentry],
+        HookChoice::Fentry => &[Hook::Fentry],
+        HookChoice::Kprobe => &[Hook::Kprobe],
+        HookChoice::KprobeMulti => &[Hook::KprobeMulti],
     };
     let mut failures = Vec::new();
     for &wanted in candidates {
-        let attempt = load(ebpf, wanted, vmlinux, config.debug).and_then(|(hook, loaded, tag)| {
-            let adopt = !fresh_maps
-                && syscall::pinned_link_program_tag(&pins::link_path(&config.pin_dir)).ok()
-                    == Some(tag);
+        let attempt = load(ebpf, wanted, vmlinux, config.debug).and_then(|(hook, loaded)| {
+            let tag = syscall::program_stats(program_fd(ebpf, &loaded)?)
+                .map_err(|e| ProbeError::Other(format!("cannot read the program's tag: {e}")))?
+                .tag;
+            let adopt = !fresh_maps && runs_pinned(&config.pin_dir, hook, tag);
             if !adopt {
                 link_and_pin(ebpf, hook, loaded, &config.pin_dir)?;
             }
@@ -101,15 +146,15 @@ pub fn attach(
         });
         match attempt {
             Ok((hook, adopt)) => {
-                let reason = match (&failures[..], adopt) {
-                    (_, true) => {
-                        format!("adopted the pinned {} link with its counts", hook.as_str())
-                    }
-                    ([], false) => format!("{} attached", hook.as_str()),
-                    (failed, false) => {
-                        format!("{} attached ({})", hook.as_str(), failed.join("; "))
-                    }
+                let how = if adopt {
+                    format!("adopted the pinned {} link with its counts", hook.as_str())
+                } else {
+                    format!("{} attached", hook.as_str())
                 };
+                let mut reason = format!("{how}; it {}", hook.exactness());
+                if !failures.is_empty() {
+                    reason.push_str(&format!(" ({})", failures.join("; ")));
+                }
                 pins::forget_replaced(&config.pin_dir);
                 return Ok(Attached { hook, reason });
             }
@@ -123,7 +168,20 @@ pub fn attach(
     }
 }
 
-/// Attaches `hook` anew (the `drm` module was reloaded), replacing the pin.
+/// Whether the link pinned under `pin_dir` is a `hook` link running the
+/// program tagged `tag`, and that program is pinned too (its miss counter
+/// is read from there).
+fn runs_pinned(pin_dir: &Path, hook: Hook, tag: u64) -> bool {
+    let program = syscall::open_pinned(&pins::program_path(pin_dir))
+        .and_then(|fd| syscall::program_stats(fd.as_fd()));
+    let link = syscall::pinned_link(&pins::link_path(pin_dir));
+    matches!(
+        (link, program),
+        (Ok(link), Ok(program)) if link.link_type == hook.link_type() && link.tag == tag && program.tag == tag
+    )
+}
+
+/// Attaches `hook` anew (the `drm` module was reloaded), replacing the pins.
 pub fn reattach(
     ebpf: &mut Ebpf,
     config: &Config,
@@ -135,7 +193,7 @@ pub fn reattach(
     } else {
         hook
     };
-    let (hook, loaded, _) =
+    let (hook, loaded) =
         load(ebpf, wanted, vmlinux, config.debug).map_err(|e| ProbeError::Attach(e.to_string()))?;
     link_and_pin(ebpf, hook, loaded, &config.pin_dir)?;
     Ok(Attached {
@@ -147,14 +205,13 @@ pub fn reattach(
     })
 }
 
-/// Loads the program for `wanted`; returns the exact hook, the program and
-/// its tag (a hash of its instructions, map references masked).
+/// Loads the program for `wanted`; returns the exact hook and the program.
 fn load(
     ebpf: &mut Ebpf,
     wanted: Hook,
     vmlinux: &Btf,
     debug: bool,
-) -> Result<(Hook, Loaded, u64), ProbeError> {
+) -> Result<(Hook, Loaded), ProbeError> {
     let err = |e: &dyn std::error::Error| ProbeError::from_load(verbose(e, debug));
     match wanted {
         Hook::Kprobe => {
@@ -162,8 +219,16 @@ fn load(
             if prog.fd().is_err() {
                 prog.load().map_err(|e| err(&e))?;
             }
-            let tag = prog.info().map_err(|e| err(&e))?.tag();
-            Ok((Hook::Kprobe, Loaded::InObject, tag))
+            Ok((Hook::Kprobe, Loaded::InObject(program::KPROBE)))
+        }
+        Hook::KprobeMulti => {
+            // The kprobe program's instructions: a kprobe.multi program
+            // gets the same pt_regs context.
+            let insns = relocated(ebpf, OBJECT, program::KPROBE)?;
+            let fd =
+                syscall::load_program(&insns, program::KPROBE, syscall::Target::KprobeMulti, debug)
+                    .map_err(|e| load_error("loading kprobe.multi", e, debug))?;
+            Ok((Hook::KprobeMulti, Loaded::Multi(fd)))
         }
         Hook::Fentry | Hook::FentryModule if vmlinux.func_id(HOOKED_FUNCTION, None).is_some() => {
             let btf = aya::Btf::from_sys_fs().map_err(|e| err(&e))?;
@@ -171,15 +236,28 @@ fn load(
             if prog.fd().is_err() {
                 prog.load(HOOKED_FUNCTION, &btf).map_err(|e| err(&e))?;
             }
-            let tag = prog.info().map_err(|e| err(&e))?.tag();
-            Ok((Hook::Fentry, Loaded::InObject, tag))
+            Ok((Hook::Fentry, Loaded::InObject(program::FENTRY)))
         }
         Hook::Fentry | Hook::FentryModule => {
-            let fentry = load_fentry_on_module(ebpf, vmlinux, debug)?;
-            let tag = fentry.info().map_err(|e| err(&e))?.tag();
-            Ok((Hook::FentryModule, Loaded::OnModule(Box::new(fentry)), tag))
+            let fentry = load_on_module(ebpf, OBJECT, program::FENTRY, vmlinux, debug)?;
+            Ok((Hook::FentryModule, Loaded::OnModule(Box::new(fentry))))
         }
     }
+}
+
+/// The fd of a loaded program.
+fn program_fd<'a>(ebpf: &'a Ebpf, loaded: &'a Loaded) -> Result<BorrowedFd<'a>, ProbeError> {
+    let other = |e: aya::programs::ProgramError| ProbeError::Other(e.to_string());
+    Ok(match loaded {
+        Loaded::Multi(fd) => fd.as_fd(),
+        Loaded::OnModule(prog) => prog.fd().map_err(other)?.as_fd(),
+        Loaded::InObject(name) => ebpf
+            .program(name)
+            .ok_or_else(|| ProbeError::Other(format!("the object has no program {name}")))?
+            .fd()
+            .map_err(other)?
+            .as_fd(),
+    })
 }
 
 fn verbose(e: &dyn std::fmt::Display, debug: bool) -> String {
@@ -189,6 +267,16 @@ fn verbose(e: &dyn std::fmt::Display, debug: bool) -> String {
     } else {
         text.lines().next().unwrap_or_default().to_owned()
     }
+}
+
+/// A failed `BPF_PROG_LOAD` of ours, with the verifier's log if asked.
+fn load_error(what: &str, (e, log): (io::Error, String), debug: bool) -> ProbeError {
+    let log = if debug {
+        format!("\n{log}")
+    } else {
+        String::new()
+    };
+    ProbeError::from_load(format!("{what}: {e}{log}"))
 }
 
 fn program_mut<'a, P>(ebpf: &'a mut Ebpf, name: &str) -> Result<&'a mut P, ProbeError>
@@ -202,15 +290,35 @@ where
         .map_err(|e: aya::programs::ProgramError| ProbeError::Other(e.to_string()))
 }
 
-/// fentry on a function of the `drm` module: aya 0.14 only resolves
-/// attach targets in vmlinux BTF, so the program is relocated against
-/// aya's maps here and loaded with the module's BTF object as its target.
-fn load_fentry_on_module(ebpf: &Ebpf, vmlinux: &Btf, debug: bool) -> Result<FEntry, ProbeError> {
-    load_on_module(ebpf, OBJECT, program::FENTRY, vmlinux, debug)
+/// The instructions of program `name` of `object`, relocated against the
+/// maps `ebpf` created for it: for the loads aya 0.14 cannot make itself.
+fn relocated(ebpf: &Ebpf, object: &[u8], name: &str) -> Result<Vec<bpf_insn>, ProbeError> {
+    let other = |e: &dyn std::fmt::Display| ProbeError::Other(e.to_string());
+    let mut obj = aya_obj::Object::parse(object).map_err(|e| other(&e))?;
+    let text_sections = obj.functions.keys().map(|(section, _)| *section).collect();
+    let mut maps = Vec::new();
+    for (map_name, map) in &obj.maps {
+        let created = ebpf
+            .map(map_name)
+            .ok_or_else(|| other(&format!("aya created no map {map_name}")))?;
+        maps.push((map_name.clone(), map_fd(created)?, map.clone()));
+    }
+    obj.relocate_maps(
+        maps.iter().map(|(n, fd, m)| (n.as_str(), *fd, m)),
+        &text_sections,
+    )
+    .map_err(|e| other(&e))?;
+    obj.relocate_calls(&text_sections).map_err(|e| other(&e))?;
+    let program = obj
+        .programs
+        .get(name)
+        .ok_or_else(|| other(&format!("no program {name}")))?;
+    Ok(obj.functions[&program.function_key()].instructions.clone())
 }
 
 /// Loads fentry program `name` of `object` (whose maps `ebpf` created)
-/// against `drm_ioctl` in the `drm` module's BTF.
+/// against `drm_ioctl` in the `drm` module's BTF: aya 0.14 only resolves
+/// attach targets in vmlinux BTF.
 pub fn load_on_module(
     ebpf: &Ebpf,
     object: &[u8],
@@ -227,52 +335,19 @@ pub fn load_on_module(
             )
         })?;
     let module = Btf::from_file(Path::new("/sys/kernel/btf/drm"), Some(vmlinux))?;
-    let func_id = module
+    let btf_id = module
         .func_id(HOOKED_FUNCTION, Some(vmlinux))
         .ok_or_else(|| ProbeError::Attach("the drm module's BTF has no drm_ioctl".into()))?;
-
-    let mut obj = aya_obj::Object::parse(object).map_err(|e| other(&e))?;
-    let text_sections = obj.functions.keys().map(|(section, _)| *section).collect();
-    let mut fds = Vec::new();
-    for name in obj.maps.keys() {
-        let map = ebpf
-            .map(name)
-            .ok_or_else(|| other(&format!("aya created no map {name}")))?;
-        fds.push((name.clone(), map_fd(map)?));
-    }
-    let maps: Vec<(String, i32, aya_obj::Map)> = fds
-        .into_iter()
-        .map(|(name, fd)| (name.clone(), fd, obj.maps[&name].clone()))
-        .collect();
-    obj.relocate_maps(
-        maps.iter().map(|(n, fd, m)| (n.as_str(), *fd, m)),
-        &text_sections,
-    )
-    .map_err(|e| other(&e))?;
-    obj.relocate_calls(&text_sections).map_err(|e| other(&e))?;
-    let program = obj
-        .programs
-        .get(name)
-        .ok_or_else(|| other(&format!("no program {name}")))?;
-    let function = &obj.functions[&program.function_key()];
-    // SAFETY: bpf_insn is a plain 8-byte #[repr(C)] struct.
-    let insns = unsafe {
-        std::slice::from_raw_parts(
-            function.instructions.as_ptr().cast::<u8>(),
-            function.instructions.len() * 8,
-        )
+    let insns = relocated(ebpf, object, name)?;
+    let target = syscall::Target::ModuleFentry {
+        btf_id,
+        btf_obj: btf_obj.as_fd(),
     };
-    let fd = syscall::load_module_fentry(insns, name, func_id, btf_obj.as_fd(), debug).map_err(
-        |(e, log)| {
-            let log = if debug {
-                format!("\n{log}")
-            } else {
-                String::new()
-            };
-            ProbeError::from_load(format!("loading fentry against the drm module: {e}{log}"))
-        },
-    )?;
-    let id = syscall::object_id(fd.as_fd()).map_err(|e| other(&e))?;
+    let fd = syscall::load_program(&insns, name, target, debug)
+        .map_err(|e| load_error("loading fentry against the drm module", e, debug))?;
+    let id = syscall::program_stats(fd.as_fd())
+        .map_err(|e| other(&e))?
+        .id;
     let info: ProgramInfo = loaded_programs()
         .filter_map(Result::ok)
         .find(|p| p.id() == id)
@@ -301,8 +376,9 @@ fn map_fd(map: &Map) -> Result<i32, ProbeError> {
     Ok(data.fd().as_fd().as_raw_fd())
 }
 
-/// Attaches, pins the new link, then unpins the old one: the hook is never
-/// absent, and a replaced program stops only once its successor runs.
+/// Attaches, pins the new link and program, then unpins the old ones: the
+/// hook is never absent, and a replaced program stops only once its
+/// successor runs.
 fn link_and_pin(
     ebpf: &mut Ebpf,
     hook: Hook,
@@ -310,35 +386,58 @@ fn link_and_pin(
     pin_dir: &Path,
 ) -> Result<(), ProbeError> {
     let attach_err = |e: &dyn std::error::Error| ProbeError::Attach(chain(e));
-    let link: FdLink = match (hook, loaded) {
+    // bpffs reserves names with dots.
+    let staged_link = pins::link_path(pin_dir).with_file_name("link-next");
+    let staged_program = pins::program_path(pin_dir).with_file_name("program-next");
+    for staged in [&staged_link, &staged_program] {
+        let _ = fs::remove_file(staged);
+    }
+    let pin_err = |path: &Path, error: String| ProbeError::Pin {
+        path: path.display().to_string(),
+        error,
+    };
+    syscall::pin(program_fd(ebpf, &loaded)?, &staged_program)
+        .map_err(|e| pin_err(&staged_program, e.to_string()))?;
+    match (hook, loaded) {
+        (_, Loaded::Multi(prog)) => {
+            let link = syscall::kprobe_multi_link(prog.as_fd(), HOOKED_FUNCTION)
+                .map_err(|e| ProbeError::from_load(format!("BPF_LINK_CREATE kprobe.multi: {e}")))?;
+            syscall::pin(link.as_fd(), &staged_link)
+                .map_err(|e| pin_err(&staged_link, e.to_string()))?;
+        }
         (Hook::Kprobe, _) => {
             let prog: &mut KProbe = program_mut(ebpf, program::KPROBE)?;
             let id = prog
                 .attach(HOOKED_FUNCTION, 0)
                 .map_err(|e| attach_err(&e))?;
-            prog.take_link(id)
+            let link: FdLink = prog
+                .take_link(id)
                 .map_err(|e| attach_err(&e))?
                 .try_into()
-                .map_err(|e| attach_err(&e))?
+                .map_err(|e| attach_err(&e))?;
+            pin_fd_link(link, &staged_link)?;
         }
-        (_, Loaded::OnModule(mut prog)) => fentry_link(&mut prog)?,
-        (_, Loaded::InObject) => fentry_link(program_mut(ebpf, program::FENTRY)?)?,
-    };
-    let path = pins::link_path(pin_dir);
-    // bpffs reserves names with dots.
-    let staging = path.with_file_name("link-next");
-    let _ = fs::remove_file(&staging);
-    let pinned = link.pin(&staging).map_err(|e| ProbeError::Pin {
-        path: staging.display().to_string(),
-        error: chain(&e),
-    })?;
-    let _ = fs::remove_file(&path);
-    fs::rename(&staging, &path).map_err(|e| ProbeError::Pin {
-        path: path.display().to_string(),
-        error: e.to_string(),
-    })?;
-    drop(pinned);
+        (_, Loaded::OnModule(mut prog)) => pin_fd_link(fentry_link(&mut prog)?, &staged_link)?,
+        (_, Loaded::InObject(_)) => pin_fd_link(
+            fentry_link(program_mut(ebpf, program::FENTRY)?)?,
+            &staged_link,
+        )?,
+    }
+    for (staged, path) in [
+        (&staged_link, pins::link_path(pin_dir)),
+        (&staged_program, pins::program_path(pin_dir)),
+    ] {
+        let _ = fs::remove_file(&path);
+        fs::rename(staged, &path).map_err(|e| pin_err(&path, e.to_string()))?;
+    }
     Ok(())
+}
+
+fn pin_fd_link(link: FdLink, path: &Path) -> Result<(), ProbeError> {
+    link.pin(path).map(drop).map_err(|e| ProbeError::Pin {
+        path: path.display().to_string(),
+        error: chain(&e),
+    })
 }
 
 fn fentry_link(prog: &mut FEntry) -> Result<FdLink, ProbeError> {

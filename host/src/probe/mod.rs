@@ -19,7 +19,7 @@ use kubenpu_ebpf::{global, map};
 pub use attach::{Hook, HookChoice, load_on_module};
 pub use btf::{Btf, BtfError};
 pub use pins::cleanup;
-pub use read::{Counter, Losses, pinned as read_pinned, sum_counts};
+pub use read::{Counter, Losses, RECURSION, pinned as read_pinned, sum_counts};
 
 use crate::program::OBJECT;
 
@@ -181,16 +181,14 @@ impl Probe {
 
     /// What the program has counted, and lost, so far.
     pub fn counts(&self) -> Result<(Vec<Counter>, Losses), ProbeError> {
-        read::live(&self.ebpf)
+        read::live(&self.ebpf, &self.config.pin_dir)
     }
 
-    /// Deletes the counters of cgroups that are gone (after their counts
-    /// were folded into totals); returns how many entries went.
-    pub fn remove_cgroups(
-        &mut self,
-        cgroups: &std::collections::HashSet<u64>,
-    ) -> Result<usize, ProbeError> {
-        read::remove_cgroups(&mut self.ebpf, cgroups)
+    /// Takes the counters of cgroups already known to be gone out of the
+    /// kernel map, each read and deleted in one step; returns what they
+    /// held, to be folded into totals.
+    pub fn take_cgroups(&self, cgroups: &std::collections::HashSet<u64>) -> read::Taken {
+        read::take_cgroups(&self.ebpf, cgroups)
     }
 
     /// New keys the program noted since the last drain.

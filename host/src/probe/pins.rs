@@ -2,6 +2,8 @@
 //!
 //! ```text
 //! <pin dir>/link            the attached hook (keeps the program running)
+//! <pin dir>/program         the program it runs (its miss counter is read
+//!                           there, by the agent and by kubenpuctl)
 //! <pin dir>/maps/<MAP>      the program's maps, adopted by the next agent
 //! <pin dir>/maps-replaced   maps of an incompatible older layout, removed
 //!                           once the new program is attached
@@ -30,6 +32,11 @@ pub fn maps_dir(pin_dir: &Path) -> PathBuf {
 /// Where the link is pinned.
 pub fn link_path(pin_dir: &Path) -> PathBuf {
     pin_dir.join("link")
+}
+
+/// Where the attached program is pinned.
+pub fn program_path(pin_dir: &Path) -> PathBuf {
+    pin_dir.join("program")
 }
 
 fn replaced_dir(pin_dir: &Path) -> PathBuf {

@@ -6,7 +6,6 @@ use std::{borrow::Borrow, os::fd::AsFd as _, path::Path};
 use aya::{
     Ebpf,
     maps::{Map, MapData, PerCpuArray, PerCpuHashMap, RingBuf},
-    util::nr_cpus,
 };
 use kubenpu_ebpf::{CountKey, Loss, map};
 
@@ -23,6 +22,10 @@ pub struct Counter {
 
 /// Calls not counted, per reason label.
 pub type Losses = Vec<(&'static str, u64)>;
+
+/// The reason label of calls the kernel ran no program for because it was
+/// already running on that CPU: the program's `recursion_misses`.
+pub const RECURSION: &str = "recursion";
 
 fn other(e: impl std::fmt::Display) -> ProbeError {
     ProbeError::Other(e.to_string())
@@ -41,8 +44,10 @@ pub fn pinned(pin_dir: &Path) -> Result<(Vec<Counter>, Losses), ProbeError> {
         })
     };
     let counts = sum_counts(&Map::PerCpuHashMap(open(map::COUNTS)?))?;
-    let losses =
-        sum_losses(PerCpuArray::try_from(Map::PerCpuArray(open(map::LOSSES)?)).map_err(other)?)?;
+    let losses = all_losses(
+        PerCpuArray::try_from(Map::PerCpuArray(open(map::LOSSES)?)).map_err(other)?,
+        pin_dir,
+    )?;
     Ok((counts, losses))
 }
 
@@ -55,8 +60,7 @@ pub fn sum_counts(counts: &Map) -> Result<Vec<Counter>, ProbeError> {
     let Map::PerCpuHashMap(data) = counts else {
         return Err(other("the counters map is not a per-CPU hash"));
     };
-    let cpus = nr_cpus().map_err(|(_, e)| other(e))?;
-    let mut all = match syscall::summed_per_cpu(data.fd().as_fd(), cpus) {
+    let mut all = match syscall::summed_per_cpu(data.fd().as_fd()) {
         Ok(Some(batched)) => batched
             .into_iter()
             .map(|(key, calls)| Counter { key, calls })
@@ -81,49 +85,89 @@ fn key_by_key(counts: &PerCpuHashMap<&MapData, CountKey, u64>) -> Result<Vec<Cou
         .map_err(other)
 }
 
-fn sum_losses<T: Borrow<MapData>>(
+/// Every loss: the program's own, by reason, and the runs the kernel
+/// skipped, from the pinned program's miss counter.
+fn all_losses<T: Borrow<MapData>>(
     losses: PerCpuArray<T, u64>,
-) -> Result<Vec<(&'static str, u64)>, ProbeError> {
-    Loss::ALL
+    pin_dir: &Path,
+) -> Result<Losses, ProbeError> {
+    let mut all = Loss::ALL
         .iter()
         .map(|&reason| {
             let per_cpu = losses.get(&(reason as u32), 0).map_err(other)?;
             Ok((reason.name(), per_cpu.iter().sum()))
         })
-        .collect()
+        .collect::<Result<Losses, ProbeError>>()?;
+    let program = super::pins::program_path(pin_dir);
+    let misses = syscall::open_pinned(&program)
+        .and_then(|fd| syscall::program_stats(fd.as_fd()))
+        .map_err(|e| other(format!("cannot read {}: {e}", program.display())))?
+        .recursion_misses;
+    all.push((RECURSION, misses));
+    Ok(all)
 }
 
-/// Counters and losses in the loaded program's maps.
-pub fn live(ebpf: &Ebpf) -> Result<(Vec<Counter>, Losses), ProbeError> {
+/// Counters and losses in the loaded program's maps, whose program is
+/// pinned under `pin_dir`.
+pub fn live(ebpf: &Ebpf, pin_dir: &Path) -> Result<(Vec<Counter>, Losses), ProbeError> {
     let map = |name: &str| {
         ebpf.map(name)
             .ok_or_else(|| other(format!("no {name} map")))
     };
     let counts = sum_counts(map(map::COUNTS)?)?;
-    let losses = sum_losses(PerCpuArray::try_from(map(map::LOSSES)?).map_err(other)?)?;
+    let losses = all_losses(
+        PerCpuArray::try_from(map(map::LOSSES)?).map_err(other)?,
+        pin_dir,
+    )?;
     Ok((counts, losses))
 }
 
-/// Deletes the counters of `cgroups` (gone, their counts folded into
-/// totals), so the map holds live cgroups only. Returns how many went.
-pub fn remove_cgroups(
-    ebpf: &mut Ebpf,
-    cgroups: &std::collections::HashSet<u64>,
-) -> Result<usize, ProbeError> {
-    let map = ebpf
-        .map_mut(map::COUNTS)
-        .ok_or_else(|| other("no COUNTS map"))?;
-    let mut counts: PerCpuHashMap<&mut MapData, CountKey, u64> =
-        PerCpuHashMap::try_from(map).map_err(other)?;
-    let doomed: Vec<CountKey> = counts
-        .keys()
-        .filter_map(Result::ok)
-        .filter(|key| cgroups.contains(&key.cgroup_id))
-        .collect();
-    for key in &doomed {
-        counts.remove(key).map_err(other)?;
+/// What [`take_cgroups`] took out of the map.
+#[derive(Debug, Default)]
+pub struct Taken {
+    /// The counters taken, with what they held.
+    pub counters: Vec<Counter>,
+    /// Cgroups a counter of which could not be taken: they stay in the
+    /// map, to be taken by a later sweep.
+    pub left: std::collections::HashSet<u64>,
+    /// The first error, for the log.
+    pub error: Option<ProbeError>,
+}
+
+/// Takes the counters of `cgroups` out of the map: each key is read and
+/// deleted in one step, so a call that lands between the two is not lost.
+/// The caller decides that the cgroups are gone before this reads them.
+pub fn take_cgroups(ebpf: &Ebpf, cgroups: &std::collections::HashSet<u64>) -> Taken {
+    let mut taken = Taken::default();
+    let read = match ebpf.map(map::COUNTS) {
+        Some(map @ Map::PerCpuHashMap(data)) => sum_counts(map).map(|counters| (data, counters)),
+        _ => Err(other("no per-CPU hash COUNTS map")),
+    };
+    let (data, counters) = match read {
+        Ok(read) => read,
+        Err(e) => {
+            taken.left = cgroups.clone();
+            taken.error = Some(e);
+            return taken;
+        }
+    };
+    for counter in counters
+        .into_iter()
+        .filter(|c| cgroups.contains(&c.key.cgroup_id))
+    {
+        match syscall::take_per_cpu(data.fd().as_fd(), &counter.key) {
+            Ok(Some(calls)) => taken.counters.push(Counter {
+                key: counter.key,
+                calls,
+            }),
+            Ok(None) => {}
+            Err(e) => {
+                taken.left.insert(counter.key.cgroup_id);
+                taken.error.get_or_insert(other(e));
+            }
+        }
     }
-    Ok(doomed.len())
+    taken
 }
 
 /// The new-key notes waiting in the ring buffer.
@@ -146,7 +190,10 @@ pub fn drain_notes(ebpf: &mut Ebpf) -> Result<Vec<CountKey>, ProbeError> {
 mod tests {
     //! These create BPF maps: they need root (CAP_BPF), as CI runs them.
 
-    use aya::maps::{PerCpuValues, hash_map::PerCpuHashMap};
+    use aya::{
+        maps::{PerCpuValues, hash_map::PerCpuHashMap},
+        util::nr_cpus,
+    };
 
     use super::*;
 
@@ -202,7 +249,7 @@ mod tests {
     #[test]
     fn batched_and_key_by_key_reads_agree_on_every_counter() {
         let map = counters_map();
-        let batched = syscall::summed_per_cpu::<CountKey>(fd(&map), nr_cpus().unwrap())
+        let batched = syscall::summed_per_cpu::<CountKey>(fd(&map))
             .unwrap()
             .expect("this kernel reads maps in batches, so sum_counts does too");
         assert_eq!(batched.len(), KEYS as usize);
@@ -215,9 +262,8 @@ mod tests {
     #[test]
     fn a_bucket_larger_than_the_room_asked_for_is_read_with_more_room() {
         let map = counters_map();
-        let cpus = nr_cpus().unwrap();
         // Room for one key: the first bucket holding two fails with ENOSPC.
-        let mut read: Vec<Counter> = syscall::summed_per_cpu_with_room(fd(&map), cpus, 1)
+        let mut read: Vec<Counter> = syscall::summed_per_cpu_with_room(fd(&map), 1)
             .unwrap()
             .expect("this kernel reads maps in batches")
             .into_iter()
@@ -230,7 +276,7 @@ mod tests {
     #[test]
     fn a_batch_into_keys_of_another_size_is_refused() {
         let map = counters_map();
-        let refused = syscall::summed_per_cpu::<u64>(fd(&map), nr_cpus().unwrap())
+        let refused = syscall::summed_per_cpu::<u64>(fd(&map))
             .expect_err("the counters map's keys are 16 bytes, not 8");
         assert_eq!(
             refused.kind(),

@@ -1,67 +1,95 @@
 //! The few `bpf(2)` commands aya 0.14 does not offer: finding a kernel
-//! module's BTF object, loading a tracing program against it, reading
-//! which program a pinned link runs, and reading a map in batches.
+//! module's BTF object, loading a program with attach attributes aya
+//! cannot set, kprobe.multi links, pinning by fd, reading a program's
+//! miss counter and which program a pinned link runs, and reading or
+//! folding a per-CPU map in batches.
+//!
+//! Every command is built on the kernel's own `union bpf_attr` (aya-obj's
+//! bindings). The one unsafe call, [`bpf`], is private; each public
+//! function sizes the buffers it hands the kernel itself, from the map's
+//! or object's own description, so no caller can get a size wrong.
 
 use std::{
     ffi::{CStr, CString},
     fs, io,
+    mem::size_of,
     os::{
-        fd::{AsRawFd as _, BorrowedFd, FromRawFd as _, OwnedFd},
+        fd::{AsFd as _, AsRawFd as _, BorrowedFd, FromRawFd as _, OwnedFd},
         unix::ffi::OsStrExt as _,
     },
     path::Path,
 };
 
-const BPF_PROG_LOAD: i64 = 5;
-const BPF_OBJ_GET: i64 = 7;
-const BPF_MAP_LOOKUP_BATCH: i64 = 24;
-const BPF_OBJ_GET_INFO_BY_FD: i64 = 15;
-const BPF_BTF_GET_FD_BY_ID: i64 = 19;
-const BPF_BTF_GET_NEXT_ID: i64 = 23;
-const BPF_MAP_TYPE_PERCPU_HASH: u32 = 5;
-const BPF_MAP_TYPE_LRU_PERCPU_HASH: u32 = 10;
-const BPF_PROG_TYPE_TRACING: u32 = 26;
-const BPF_TRACE_FENTRY: u32 = 24;
+use aya_obj::generated::{
+    bpf_attach_type, bpf_attr, bpf_btf_info, bpf_cmd, bpf_insn, bpf_map_info, bpf_map_type,
+    bpf_prog_info, bpf_prog_type,
+};
 
-/// `union bpf_attr`, as a zeroed buffer with typed writers: each command
-/// uses a prefix of it.
-#[repr(C, align(8))]
-struct Attr([u8; 128]);
+/// Plain kernel structs: every bit pattern, all zeroes included, is valid.
+trait Plain: Copy {}
+impl Plain for bpf_attr {}
+impl Plain for bpf_btf_info {}
+impl Plain for bpf_map_info {}
+impl Plain for bpf_prog_info {}
 
-impl Attr {
-    fn new() -> Self {
-        Self([0; 128])
+/// A zeroed kernel struct: what every command expects in the fields it
+/// does not use.
+fn zeroed<T: Plain>() -> T {
+    // SAFETY: `Plain` types are integers, arrays and unions of integers.
+    unsafe { std::mem::zeroed() }
+}
+
+/// Runs `cmd` with `attr`.
+///
+/// # Safety
+///
+/// Every pointer `attr` holds must be valid for the kernel to read or
+/// write as much as the sizes and counts in `attr` say, for the call.
+unsafe fn bpf(cmd: bpf_cmd, attr: &mut bpf_attr) -> io::Result<i64> {
+    // SAFETY: the buffer is a whole bpf_attr; the caller vouches for the
+    // pointers inside it.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_bpf,
+            cmd as i64,
+            std::ptr::from_mut(attr),
+            size_of::<bpf_attr>(),
+        )
+    };
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret)
     }
+}
 
-    fn u32(mut self, offset: usize, value: u32) -> Self {
-        self.0[offset..offset + 4].copy_from_slice(&value.to_ne_bytes());
-        self
-    }
+/// Takes ownership of an fd the kernel just returned.
+fn owned(fd: i64) -> OwnedFd {
+    // SAFETY: a new fd, owned by nobody else.
+    unsafe { OwnedFd::from_raw_fd(fd as i32) }
+}
 
-    fn u64(mut self, offset: usize, value: u64) -> Self {
-        self.0[offset..offset + 8].copy_from_slice(&value.to_ne_bytes());
-        self
-    }
+/// Kernel objects whose info `BPF_OBJ_GET_INFO_BY_FD` fills.
+trait ObjectInfo: Plain {}
+impl ObjectInfo for bpf_btf_info {}
+impl ObjectInfo for bpf_map_info {}
+impl ObjectInfo for bpf_prog_info {}
 
-    fn bytes(mut self, offset: usize, value: &[u8]) -> Self {
-        self.0[offset..offset + value.len()].copy_from_slice(value);
-        self
-    }
+/// The info of a BPF object, with no output buffers asked for.
+fn object_info<T: ObjectInfo>(fd: BorrowedFd<'_>) -> io::Result<T> {
+    info_with(fd, zeroed())
+}
 
-    fn read_u32(&self, offset: usize) -> u32 {
-        u32::from_ne_bytes(self.0[offset..offset + 4].try_into().expect("4 bytes"))
-    }
-
-    fn call(&mut self, cmd: i64) -> io::Result<i64> {
-        // SAFETY: bpf(2) reads and writes at most size_of::<Attr>() bytes
-        // of the buffer, and the pointers written into it outlive the call.
-        let ret = unsafe { libc::syscall(libc::SYS_bpf, cmd, self.0.as_mut_ptr(), self.0.len()) };
-        if ret < 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(ret)
-        }
-    }
+/// The info of a BPF object, `info` carrying output buffers already.
+fn info_with<T: ObjectInfo>(fd: BorrowedFd<'_>, mut info: T) -> io::Result<T> {
+    let mut attr: bpf_attr = zeroed();
+    attr.info.bpf_fd = fd.as_raw_fd() as u32;
+    attr.info.info_len = size_of::<T>() as u32;
+    attr.info.info = std::ptr::from_mut(&mut info) as u64;
+    // SAFETY: `info` is a whole T, as info_len says; any buffers in it
+    // were sized by the caller together with their length fields.
+    unsafe { bpf(bpf_cmd::BPF_OBJ_GET_INFO_BY_FD, &mut attr) }?;
+    Ok(info)
 }
 
 /// The BTF object the kernel loaded for module `name` (e.g. `drm`), with
@@ -69,32 +97,29 @@ impl Attr {
 pub fn module_btf(name: &str) -> io::Result<Option<(u32, OwnedFd)>> {
     let mut id = 0;
     loop {
-        // BTF_GET_NEXT_ID: start_id at 0, next_id at 4.
-        let mut next = Attr::new().u32(0, id);
-        match next.call(BPF_BTF_GET_NEXT_ID) {
-            Ok(_) => id = next.read_u32(4),
+        let mut next: bpf_attr = zeroed();
+        next.__bindgen_anon_6.__bindgen_anon_1.start_id = id;
+        // SAFETY: no pointers.
+        match unsafe { bpf(bpf_cmd::BPF_BTF_GET_NEXT_ID, &mut next) } {
+            // SAFETY: the kernel filled next_id.
+            Ok(_) => id = unsafe { next.__bindgen_anon_6.next_id },
             Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(None),
             Err(e) => return Err(e),
         }
-        let fd = match Attr::new().u32(0, id).call(BPF_BTF_GET_FD_BY_ID) {
-            Ok(fd) => fd as i32,
+        let mut by_id: bpf_attr = zeroed();
+        by_id.__bindgen_anon_6.__bindgen_anon_1.btf_id = id;
+        // SAFETY: no pointers.
+        let fd = match unsafe { bpf(bpf_cmd::BPF_BTF_GET_FD_BY_ID, &mut by_id) } {
+            Ok(fd) => owned(fd),
             // Freed between the two calls.
             Err(e) if e.raw_os_error() == Some(libc::ENOENT) => continue,
             Err(e) => return Err(e),
         };
-        // SAFETY: the kernel just returned this fd to us.
-        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-        // struct bpf_btf_info: btf u64, btf_size u32, id u32, name u64,
-        // name_len u32, kernel_btf u32.
         let mut name_buf = [0u8; 64];
-        let mut info = [0u8; 32];
-        info[16..24].copy_from_slice(&(name_buf.as_mut_ptr() as u64).to_ne_bytes());
-        info[24..28].copy_from_slice(&(name_buf.len() as u32).to_ne_bytes());
-        Attr::new()
-            .u32(0, fd.as_raw_fd() as u32)
-            .u32(4, info.len() as u32)
-            .u64(8, info.as_mut_ptr() as u64)
-            .call(BPF_OBJ_GET_INFO_BY_FD)?;
+        let mut info: bpf_btf_info = zeroed();
+        info.name = name_buf.as_mut_ptr() as u64;
+        info.name_len = name_buf.len() as u32;
+        info_with(fd.as_fd(), info)?;
         let found = CStr::from_bytes_until_nul(&name_buf).map(|n| n.to_bytes() == name.as_bytes());
         if found == Ok(true) {
             return Ok(Some((id, fd)));
@@ -102,35 +127,60 @@ pub fn module_btf(name: &str) -> io::Result<Option<(u32, OwnedFd)>> {
     }
 }
 
-/// Loads an fentry program against a function of a module's BTF object.
-/// Returns the program fd, or the error with the verifier's log.
-pub fn load_module_fentry(
-    insns: &[u8],
+/// What a program is loaded as, beyond its instructions.
+#[derive(Debug, Clone, Copy)]
+pub enum Target<'a> {
+    /// fentry on function `btf_id` of a module's BTF object.
+    ModuleFentry {
+        /// The function's BTF type id in the module's split BTF.
+        btf_id: u32,
+        /// The module's BTF object.
+        btf_obj: BorrowedFd<'a>,
+    },
+    /// A kprobe program for a kprobe.multi link.
+    KprobeMulti,
+}
+
+/// Loads `insns` (already relocated against their maps) as program `name`
+/// for `target`. Returns the program fd, or the error with the verifier's
+/// log.
+pub fn load_program(
+    insns: &[bpf_insn],
     name: &str,
-    attach_btf_id: u32,
-    btf_obj: BorrowedFd<'_>,
+    target: Target<'_>,
     verbose_log: bool,
 ) -> Result<OwnedFd, (io::Error, String)> {
     let license = c"GPL";
     let mut log = vec![0u8; if verbose_log { 16 << 20 } else { 256 << 10 }];
-    let mut prog_name = [0u8; 16];
-    let short = &name.as_bytes()[..name.len().min(15)];
-    prog_name[..short.len()].copy_from_slice(short);
-    let mut attr = Attr::new()
-        .u32(0, BPF_PROG_TYPE_TRACING)
-        .u32(4, (insns.len() / 8) as u32)
-        .u64(8, insns.as_ptr() as u64)
-        .u64(16, license.as_ptr() as u64)
-        .u32(24, if verbose_log { 2 } else { 1 })
-        .u32(28, log.len() as u32)
-        .u64(32, log.as_mut_ptr() as u64)
-        .bytes(48, &prog_name)
-        .u32(68, BPF_TRACE_FENTRY)
-        .u32(108, attach_btf_id)
-        .u32(112, btf_obj.as_raw_fd() as u32);
-    match attr.call(BPF_PROG_LOAD) {
-        // SAFETY: the kernel just returned this fd to us.
-        Ok(fd) => Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) }),
+    let mut attr: bpf_attr = zeroed();
+    attr.__bindgen_anon_3.insn_cnt = insns.len() as u32;
+    attr.__bindgen_anon_3.insns = insns.as_ptr() as u64;
+    attr.__bindgen_anon_3.license = license.as_ptr() as u64;
+    attr.__bindgen_anon_3.log_level = if verbose_log { 2 } else { 1 };
+    attr.__bindgen_anon_3.log_size = log.len() as u32;
+    attr.__bindgen_anon_3.log_buf = log.as_mut_ptr() as u64;
+    let mut prog_name = [0; 16];
+    for (to, &from) in prog_name.iter_mut().zip(name.as_bytes().iter().take(15)) {
+        *to = from as std::ffi::c_char;
+    }
+    attr.__bindgen_anon_3.prog_name = prog_name;
+    match target {
+        Target::ModuleFentry { btf_id, btf_obj } => {
+            attr.__bindgen_anon_3.prog_type = bpf_prog_type::BPF_PROG_TYPE_TRACING as u32;
+            attr.__bindgen_anon_3.expected_attach_type = bpf_attach_type::BPF_TRACE_FENTRY as u32;
+            attr.__bindgen_anon_3.attach_btf_id = btf_id;
+            attr.__bindgen_anon_3.__bindgen_anon_1.attach_btf_obj_fd = btf_obj.as_raw_fd() as u32;
+        }
+        Target::KprobeMulti => {
+            attr.__bindgen_anon_3.prog_type = bpf_prog_type::BPF_PROG_TYPE_KPROBE as u32;
+            attr.__bindgen_anon_3.expected_attach_type =
+                bpf_attach_type::BPF_TRACE_KPROBE_MULTI as u32;
+        }
+    }
+    // SAFETY: insns, license and log outlive the call, with the counts and
+    // sizes given.
+    match unsafe { bpf(bpf_cmd::BPF_PROG_LOAD, &mut attr) } {
+        Ok(fd) => Ok(owned(fd)),
         Err(e) => {
             let text = CStr::from_bytes_until_nul(&log)
                 .map(|c| c.to_string_lossy().into_owned())
@@ -140,104 +190,202 @@ pub fn load_module_fentry(
     }
 }
 
-/// The id of a BPF object (program or link) from its fd.
-pub fn object_id(fd: BorrowedFd<'_>) -> io::Result<u32> {
-    // Both bpf_prog_info and bpf_link_info start with type u32, id u32.
-    let info: [u8; 8] = object_info(fd)?;
-    Ok(u32::from_ne_bytes(info[4..8].try_into().expect("4 bytes")))
+/// Attaches a kprobe.multi program to kernel function `symbol` (Linux
+/// 5.18, module functions 6.5): an fprobe, reached through
+/// `BPF_LINK_CREATE` without `perf_event_open`. Returns the link.
+pub fn kprobe_multi_link(program: BorrowedFd<'_>, symbol: &str) -> io::Result<OwnedFd> {
+    let symbol = CString::new(symbol)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL in the symbol"))?;
+    let symbols = [symbol.as_ptr()];
+    let mut attr: bpf_attr = zeroed();
+    attr.link_create.__bindgen_anon_1.prog_fd = program.as_raw_fd() as u32;
+    attr.link_create.attach_type = bpf_attach_type::BPF_TRACE_KPROBE_MULTI as u32;
+    attr.link_create.__bindgen_anon_3.kprobe_multi.cnt = symbols.len() as u32;
+    attr.link_create.__bindgen_anon_3.kprobe_multi.syms = symbols.as_ptr() as u64;
+    // SAFETY: `symbols` holds `cnt` pointers to NUL-terminated strings,
+    // all alive for the call.
+    unsafe { bpf(bpf_cmd::BPF_LINK_CREATE, &mut attr) }.map(owned)
 }
 
-/// The first `N` bytes of a BPF object's info (`bpf_prog_info`,
-/// `bpf_map_info`, `bpf_link_info`).
-fn object_info<const N: usize>(fd: BorrowedFd<'_>) -> io::Result<[u8; N]> {
-    let mut info = [0u8; N];
-    Attr::new()
-        .u32(0, fd.as_raw_fd() as u32)
-        .u32(4, N as u32)
-        .u64(8, info.as_mut_ptr() as u64)
-        .call(BPF_OBJ_GET_INFO_BY_FD)?;
-    Ok(info)
+/// Pins the BPF object `fd` (a program or link) at `path` on bpffs.
+pub fn pin(fd: BorrowedFd<'_>, path: &Path) -> io::Result<()> {
+    let path = c_path(path)?;
+    let mut attr: bpf_attr = zeroed();
+    attr.__bindgen_anon_4.pathname = path.as_ptr() as u64;
+    attr.__bindgen_anon_4.bpf_fd = fd.as_raw_fd() as u32;
+    // SAFETY: a NUL-terminated path that outlives the call.
+    unsafe { bpf(bpf_cmd::BPF_OBJ_PIN, &mut attr) }.map(drop)
 }
 
-/// The tag of the program that the link pinned at `path` runs.
-///
-/// It is read from the link's fdinfo, which needs only access to the pin:
-/// looking the program up by id (`BPF_PROG_GET_NEXT_ID`) needs
-/// CAP_SYS_ADMIN, which the agent may run without.
-pub fn pinned_link_program_tag(path: &Path) -> io::Result<u64> {
-    let path = CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL in the pin path"))?;
-    // BPF_OBJ_GET: pathname at 0, bpf_fd at 8, file_flags at 12.
-    let fd = Attr::new().u64(0, path.as_ptr() as u64).call(BPF_OBJ_GET)?;
-    // SAFETY: the kernel just returned this fd to us.
-    let link = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+/// Opens the BPF object pinned at `path`.
+pub fn open_pinned(path: &Path) -> io::Result<OwnedFd> {
+    let path = c_path(path)?;
+    let mut attr: bpf_attr = zeroed();
+    attr.__bindgen_anon_4.pathname = path.as_ptr() as u64;
+    // SAFETY: a NUL-terminated path that outlives the call.
+    unsafe { bpf(bpf_cmd::BPF_OBJ_GET, &mut attr) }.map(owned)
+}
+
+fn c_path(path: &Path) -> io::Result<CString> {
+    CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL in the pin path"))
+}
+
+/// What the kernel says of a loaded program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProgramStats {
+    /// Its id.
+    pub id: u32,
+    /// Its tag (a hash of its instructions, map references masked), as
+    /// aya's `ProgramInfo::tag` gives it.
+    pub tag: u64,
+    /// Runs the kernel skipped because the program was already running
+    /// on the CPU (Linux 5.12; 0 before).
+    pub recursion_misses: u64,
+}
+
+/// The id, tag and miss counter of the program `fd`.
+pub fn program_stats(fd: BorrowedFd<'_>) -> io::Result<ProgramStats> {
+    let info: bpf_prog_info = object_info(fd)?;
+    Ok(ProgramStats {
+        id: info.id,
+        tag: u64::from_be_bytes(info.tag),
+        recursion_misses: info.recursion_misses,
+    })
+}
+
+/// What a pinned link runs, from its fdinfo: that needs only access to
+/// the pin, where looking the program up by id (`BPF_PROG_GET_NEXT_ID`)
+/// needs CAP_SYS_ADMIN, which the agent may run without.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkInfo {
+    /// `link_type`: `tracing`, `perf`, `kprobe_multi`, …
+    pub link_type: String,
+    /// The program's tag.
+    pub tag: u64,
+}
+
+/// [`LinkInfo`] of the link pinned at `path`.
+pub fn pinned_link(path: &Path) -> io::Result<LinkInfo> {
+    let link = open_pinned(path)?;
     let fdinfo = fs::read_to_string(format!("/proc/self/fdinfo/{}", link.as_raw_fd()))?;
-    program_tag(&fdinfo).ok_or_else(|| {
+    link_info(&fdinfo).ok_or_else(|| {
         io::Error::new(
             io::ErrorKind::InvalidData,
-            "the pinned link's fdinfo has no prog_tag",
+            "the pinned link's fdinfo has no link_type or prog_tag",
         )
     })
 }
 
-/// The `prog_tag` of a BPF link's fdinfo (16 hex digits, the tag's bytes
-/// in order), as the number `ProgramInfo::tag` gives for the same tag.
-fn program_tag(fdinfo: &str) -> Option<u64> {
-    let hex = fdinfo
-        .lines()
-        .find_map(|line| line.strip_prefix("prog_tag:"))?
-        .trim();
+/// The `link_type` and `prog_tag` of a BPF link's fdinfo (the tag is 16
+/// hex digits, its bytes in order, read as `ProgramInfo::tag` reads them).
+fn link_info(fdinfo: &str) -> Option<LinkInfo> {
+    let field = |name: &str| {
+        fdinfo
+            .lines()
+            .find_map(|line| line.strip_prefix(name)?.strip_prefix(':'))
+            .map(str::trim)
+    };
+    let hex = field("prog_tag")?;
     if hex.len() != 16 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }
-    u64::from_str_radix(hex, 16).ok()
+    Some(LinkInfo {
+        link_type: field("link_type")?.to_owned(),
+        tag: u64::from_str_radix(hex, 16).ok()?,
+    })
 }
 
-/// Keys asked for per call at first; doubled if one hash bucket holds more.
-const BATCH_KEYS: usize = 1024;
-
-/// Every key of the per-CPU hash map `map`, whose values are u64, with
-/// its values summed over the `cpus` possible CPUs.
-///
-/// Read with `BPF_MAP_LOOKUP_BATCH` (Linux 5.6), a whole run of hash
-/// buckets per call, where aya 0.14 iterates with two calls per key (next
-/// key, then lookup): a scrape of 10,000 counters took 22 ms that way.
-/// `None` if the kernel has no batched lookup for the map.
-pub fn summed_per_cpu<K: aya::Pod>(
-    map: BorrowedFd<'_>,
-    cpus: usize,
-) -> io::Result<Option<Vec<(K, u64)>>> {
-    summed_per_cpu_with_room(map, cpus, BATCH_KEYS)
-}
-
-/// [`summed_per_cpu`], asking for `capacity` keys per call at first.
-pub fn summed_per_cpu_with_room<K: aya::Pod>(
-    map: BorrowedFd<'_>,
-    cpus: usize,
-    capacity: usize,
-) -> io::Result<Option<Vec<(K, u64)>>> {
-    // The kernel writes whole keys and values into the buffers below:
-    // they are sized from K and u64, so the map must have those sizes.
-    // bpf_map_info: type at 0, key_size at 8, value_size at 12.
-    let info: [u8; 16] = object_info(map)?;
-    let field = |at: usize| u32::from_ne_bytes(info[at..at + 4].try_into().expect("4 bytes"));
+/// The shape a per-CPU counter map must have before the kernel writes
+/// its keys and values into buffers sized from `K` and `u64`.
+fn check_per_cpu_counters<K>(map: BorrowedFd<'_>) -> io::Result<()> {
+    let info: bpf_map_info = object_info(map)?;
+    let per_cpu_hash = [
+        bpf_map_type::BPF_MAP_TYPE_PERCPU_HASH as u32,
+        bpf_map_type::BPF_MAP_TYPE_LRU_PERCPU_HASH as u32,
+    ];
     let key_size = size_of::<K>();
-    if !matches!(
-        field(0),
-        BPF_MAP_TYPE_PERCPU_HASH | BPF_MAP_TYPE_LRU_PERCPU_HASH
-    ) || field(8) as usize != key_size
-        || field(12) as usize != size_of::<u64>()
+    if !per_cpu_hash.contains(&info.type_)
+        || info.key_size as usize != key_size
+        || info.value_size as usize != size_of::<u64>()
     {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!(
                 "not a per-CPU hash map of {key_size}-byte keys and u64 values (type {}, key {} bytes, value {} bytes)",
-                field(0),
-                field(8),
-                field(12)
+                info.type_, info.key_size, info.value_size
             ),
         ));
     }
+    Ok(())
+}
+
+/// The possible CPUs: how many values the kernel copies per per-CPU key.
+fn possible_cpus() -> io::Result<usize> {
+    aya::util::nr_cpus().map_err(|(_, e)| e)
+}
+
+/// Removes `key` from the per-CPU counter map `map` and returns its
+/// values summed, or `None` if it is absent.
+///
+/// One `BPF_MAP_LOOKUP_AND_DELETE_ELEM` (Linux 5.14 for hash maps), so an
+/// increment between a read and a delete cannot be lost. Older kernels
+/// get a lookup, then a delete: exact only for keys nothing increments
+/// any more, such as those of a cgroup known to be gone.
+pub fn take_per_cpu<K: aya::Pod>(map: BorrowedFd<'_>, key: &K) -> io::Result<Option<u64>> {
+    check_per_cpu_counters::<K>(map)?;
+    let mut values = vec![0u64; possible_cpus()?];
+    let elem = |cmd: bpf_cmd, values: Option<&mut [u64]>| {
+        let mut attr: bpf_attr = zeroed();
+        attr.__bindgen_anon_2.map_fd = map.as_raw_fd() as u32;
+        attr.__bindgen_anon_2.key = std::ptr::from_ref(key) as u64;
+        attr.__bindgen_anon_2.__bindgen_anon_1.value = values.map_or(0, |v| v.as_mut_ptr() as u64);
+        // SAFETY: the key is a whole K and the values buffer, where one
+        // is given, holds one u64 per possible CPU: the sizes the map was
+        // just checked to have.
+        match unsafe { bpf(cmd, &mut attr) } {
+            Ok(_) => Ok(true),
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(false),
+            Err(e) => Err(e),
+        }
+    };
+    let found = match elem(bpf_cmd::BPF_MAP_LOOKUP_AND_DELETE_ELEM, Some(&mut values)) {
+        Err(e)
+            if matches!(
+                e.raw_os_error(),
+                Some(libc::EINVAL | libc::EOPNOTSUPP | ENOTSUPP)
+            ) =>
+        {
+            elem(bpf_cmd::BPF_MAP_LOOKUP_ELEM, Some(&mut values))?
+                && elem(bpf_cmd::BPF_MAP_DELETE_ELEM, None)?
+        }
+        other => other?,
+    };
+    Ok(found.then(|| values.iter().sum()))
+}
+
+/// Keys asked for per call at first; doubled if one hash bucket holds more.
+const BATCH_KEYS: usize = 1024;
+
+/// Every key of the per-CPU counter map `map` with its values summed over
+/// the possible CPUs.
+///
+/// Read with `BPF_MAP_LOOKUP_BATCH` (Linux 5.6), a whole run of hash
+/// buckets per call, where aya 0.14 iterates with two calls per key (next
+/// key, then lookup): a scrape of 10,000 counters took 22 ms that way.
+/// `None` if the kernel has no batched lookup for the map.
+pub fn summed_per_cpu<K: aya::Pod>(map: BorrowedFd<'_>) -> io::Result<Option<Vec<(K, u64)>>> {
+    summed_per_cpu_with_room(map, BATCH_KEYS)
+}
+
+/// [`summed_per_cpu`], asking for `capacity` keys per call at first.
+pub fn summed_per_cpu_with_room<K: aya::Pod>(
+    map: BorrowedFd<'_>,
+    capacity: usize,
+) -> io::Result<Option<Vec<(K, u64)>>> {
+    check_per_cpu_counters::<K>(map)?;
+    let cpus = possible_cpus()?;
+    let key_size = size_of::<K>();
     let mut capacity = capacity.max(1);
     let mut keys = vec![0u8; capacity * key_size];
     let mut values = vec![0u64; capacity * cpus];
@@ -247,22 +395,19 @@ pub fn summed_per_cpu_with_room<K: aya::Pod>(
     let mut position: Option<u32> = None;
     loop {
         let mut next = 0u32;
-        // BPF_MAP_LOOKUP_BATCH: in_batch at 0, out_batch at 8, keys at
-        // 16, values at 24, count at 32 (in: room, out: copied), map_fd
-        // at 36.
-        let mut attr = Attr::new()
-            .u64(
-                0,
-                position
-                    .as_ref()
-                    .map_or(0, |p| std::ptr::from_ref(p) as u64),
-            )
-            .u64(8, std::ptr::from_mut(&mut next) as u64)
-            .u64(16, keys.as_mut_ptr() as u64)
-            .u64(24, values.as_mut_ptr() as u64)
-            .u32(32, capacity as u32)
-            .u32(36, map.as_raw_fd() as u32);
-        let result = attr.call(BPF_MAP_LOOKUP_BATCH);
+        let mut attr: bpf_attr = zeroed();
+        attr.batch.in_batch = position
+            .as_ref()
+            .map_or(0, |p| std::ptr::from_ref(p) as u64);
+        attr.batch.out_batch = std::ptr::from_mut(&mut next) as u64;
+        attr.batch.keys = keys.as_mut_ptr() as u64;
+        attr.batch.values = values.as_mut_ptr() as u64;
+        attr.batch.count = capacity as u32;
+        attr.batch.map_fd = map.as_raw_fd() as u32;
+        // SAFETY: keys and values hold `capacity` whole keys and
+        // per-CPU values of the sizes the map was checked to have; the
+        // tokens are u32, as the kernel's hash batch token is.
+        let result = unsafe { bpf(bpf_cmd::BPF_MAP_LOOKUP_BATCH, &mut attr) };
         let errno = result.as_ref().err().and_then(io::Error::raw_os_error);
         match (result, errno) {
             (Err(_), Some(libc::EINVAL | libc::EOPNOTSUPP | ENOTSUPP)) if position.is_none() => {
@@ -273,7 +418,8 @@ pub fn summed_per_cpu_with_room<K: aya::Pod>(
             }
             _ => {}
         }
-        let copied = attr.read_u32(32) as usize;
+        // SAFETY: the kernel wrote how many it copied.
+        let copied = unsafe { attr.batch.count } as usize;
         for (key, per_cpu) in keys
             .chunks_exact(key_size)
             .zip(values.chunks_exact(cpus))
@@ -304,19 +450,29 @@ const ENOTSUPP: i32 = 524;
 
 #[cfg(test)]
 mod tests {
-    use super::program_tag;
+    use super::{LinkInfo, link_info};
 
     #[test]
-    fn reads_the_program_tag_of_a_link() {
+    fn reads_what_a_link_runs() {
         let fdinfo = "pos:\t0\nflags:\t02000000\nmnt_id:\t15\nino:\t2059\n\
-                      link_type:\tperf\nlink_id:\t7\nprog_tag:\t0a1b2c3d4e5f6789\nprog_id:\t42\n";
-        assert_eq!(program_tag(fdinfo), Some(0x0a1b_2c3d_4e5f_6789));
+                      link_type:\tkprobe_multi\nlink_id:\t7\nprog_tag:\t0a1b2c3d4e5f6789\nprog_id:\t42\n";
+        assert_eq!(
+            link_info(fdinfo),
+            Some(LinkInfo {
+                link_type: "kprobe_multi".into(),
+                tag: 0x0a1b_2c3d_4e5f_6789
+            })
+        );
     }
 
     #[test]
-    fn a_link_without_a_whole_tag_has_none() {
-        assert_eq!(program_tag("link_type:\tperf\nlink_id:\t7\n"), None);
-        assert_eq!(program_tag("prog_tag:\t0a1b2c\n"), None);
-        assert_eq!(program_tag("prog_tag:\tzzzzzzzzzzzzzzzz\n"), None);
+    fn a_link_without_a_whole_tag_or_type_has_none() {
+        assert_eq!(link_info("link_type:\tperf\nlink_id:\t7\n"), None);
+        assert_eq!(link_info("link_type:\tperf\nprog_tag:\t0a1b2c\n"), None);
+        assert_eq!(
+            link_info("link_type:\tperf\nprog_tag:\tzzzzzzzzzzzzzzzz\n"),
+            None
+        );
+        assert_eq!(link_info("prog_tag:\t0a1b2c3d4e5f6789\n"), None);
     }
 }

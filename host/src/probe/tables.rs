@@ -9,7 +9,7 @@ use aya::{
     Ebpf,
     maps::{HashMap, MapData},
 };
-use kubenpu_ebpf::{IoctlKey, kind, map};
+use kubenpu_ebpf::{IoctlKey, MAX_DEVICE_NODES, kind, map, vendor_slot};
 use kubenpu_sdk::Kind;
 
 use super::ProbeError;
@@ -17,15 +17,6 @@ use crate::device_table::DeviceTable;
 
 fn other(e: impl std::fmt::Display) -> ProbeError {
     ProbeError::Other(e.to_string())
-}
-
-/// A vendor's slot: a hash of its name, so it is the same in every agent
-/// that ever uploads it and needs no bookkeeping across restarts.
-pub fn vendor_slot(name: &str) -> u32 {
-    // FNV-1a.
-    name.bytes().fold(0x811c_9dc5_u32, |h, b| {
-        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
-    })
 }
 
 fn kind_code(kind: Kind) -> u32 {
@@ -41,23 +32,24 @@ type DeviceSlots = BTreeMap<u32, u32>;
 /// IOCTLS' content: (vendor slot, nr) -> kind.
 type IoctlKinds = BTreeMap<(u32, u32), u32>;
 
-/// What the maps should hold for `table`.
-fn desired(table: &DeviceTable) -> Result<(DeviceSlots, IoctlKinds), ProbeError> {
-    let mut slots: BTreeMap<u32, &str> = BTreeMap::new();
-    let mut ioctls = BTreeMap::new();
-    for plugin in &table.vendors.plugins {
-        let slot = vendor_slot(plugin.name());
-        if let Some(other) = slots.insert(slot, plugin.name()) {
-            return Err(ProbeError::Other(format!(
-                "vendors {other} and {} hash to one slot: rename one",
-                plugin.name()
-            )));
-        }
-        for entry in &plugin.description.ioctls {
-            ioctls.insert((slot, u32::from(entry.nr)), kind_code(entry.kind));
-        }
-    }
-    let devices = table
+/// What the maps should hold for `table`, and how many device nodes are
+/// left out because DEVICES is full. Vendor slots are distinct: the
+/// plugin host admits no two vendors whose names share one.
+fn desired(table: &DeviceTable) -> (DeviceSlots, IoctlKinds, usize) {
+    let ioctls = table
+        .vendors
+        .plugins
+        .iter()
+        .flat_map(|plugin| {
+            let slot = vendor_slot(plugin.name());
+            plugin
+                .description
+                .ioctls
+                .iter()
+                .map(move |entry| ((slot, u32::from(entry.nr)), kind_code(entry.kind)))
+        })
+        .collect();
+    let mut devices: DeviceSlots = table
         .claimed()
         .flat_map(|(device, vendor)| {
             device
@@ -66,12 +58,19 @@ fn desired(table: &DeviceTable) -> Result<(DeviceSlots, IoctlKinds), ProbeError>
                 .map(|n| (n.dev.kernel_dev_t(), vendor_slot(vendor.name())))
         })
         .collect();
-    Ok((devices, ioctls))
+    let mut left_out = 0;
+    while devices.len() > MAX_DEVICE_NODES as usize {
+        devices.pop_last();
+        left_out += 1;
+    }
+    (devices, ioctls, left_out)
 }
 
-/// Makes DEVICES and IOCTLS hold exactly what `table` calls for.
+/// Makes DEVICES and IOCTLS hold exactly what `table` calls for, as far
+/// as they can: device nodes beyond DEVICES' capacity are left out, and
+/// that is an error once everything else is in place.
 pub fn upload(ebpf: &mut Ebpf, table: &DeviceTable) -> Result<(), ProbeError> {
-    let (devices, ioctls) = desired(table)?;
+    let (devices, ioctls, left_out) = desired(table);
     {
         let mut map = hash_map::<IoctlKey, u32>(ebpf, map::IOCTLS)?;
         for (&(vendor_slot, nr), &kind) in &ioctls {
@@ -102,6 +101,11 @@ pub fn upload(ebpf: &mut Ebpf, table: &DeviceTable) -> Result<(), ProbeError> {
     for key in stale {
         map.remove(&key).map_err(other)?;
     }
+    if left_out > 0 {
+        return Err(other(format!(
+            "{left_out} device node(s) are not counted: the kernel's device table holds {MAX_DEVICE_NODES}"
+        )));
+    }
     Ok(())
 }
 
@@ -117,7 +121,7 @@ fn hash_map<'a, K: aya::Pod, V: aya::Pod>(
 
 #[cfg(test)]
 mod tests {
-    use super::vendor_slot;
+    use kubenpu_ebpf::vendor_slot;
 
     #[test]
     fn slots_are_stable_and_distinct_for_the_built_in_vendors() {

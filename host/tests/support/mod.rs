@@ -12,11 +12,12 @@ use std::{
 };
 
 /// The crates under `tests/plugins`, by directory name.
-pub const TEST_PLUGINS: [&str; 7] = [
+pub const TEST_PLUGINS: [&str; 8] = [
     "acme",
     "bomb",
     "conflicting-kinds",
     "no-drivers",
+    "numbered",
     "spin",
     "thief",
     "vgem-alt",
