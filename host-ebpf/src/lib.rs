@@ -8,7 +8,7 @@
 
 /// Bumped whenever a map's key, value or meaning changes: an agent finding
 /// pinned maps of another layout replaces them instead of adopting them.
-pub const LAYOUT_VERSION: u32 = 1;
+pub const LAYOUT_VERSION: u32 = 2;
 
 /// The kernel function every DRM and accel driver routes ioctls through.
 pub const HOOKED_FUNCTION: &str = "drm_ioctl";
@@ -35,6 +35,9 @@ pub mod map {
     pub const LOSSES: &str = "LOSSES";
     /// One [`Layout`](super::Layout): what the pinned maps were made by.
     pub const LAYOUT: &str = "LAYOUT";
+    /// `u64` cgroup id -> [`OwnerRecord`](super::OwnerRecord), written by
+    /// the agent: who each counted cgroup belongs to.
+    pub const OWNERS: &str = "OWNERS";
 }
 
 /// Read-only globals the agent sets before loading, resolved from the
@@ -132,6 +135,25 @@ pub struct Layout {
     pub max_counters: u32,
 }
 
+/// Who a counted cgroup belongs to, as the agent named it, and whether it
+/// is gone. Kept in the pinned OWNERS map so that a restarted agent names
+/// the cgroups its predecessor named, gone ones included (whose pods the
+/// container runtime may no longer know), and keeps their grace period.
+/// Only the agent reads and writes it; the kernel program does not.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OwnerRecord {
+    /// When the agent found the cgroup removed, in nanoseconds of
+    /// CLOCK_BOOTTIME (which a restart does not reset); 0 while it lives.
+    pub gone_at_ns: u64,
+    /// The pod's namespace, NUL-padded (Kubernetes allows 63 bytes).
+    pub namespace: [u8; 64],
+    /// The pod's name, NUL-padded (253 bytes at most).
+    pub pod: [u8; 256],
+    /// The container's name, NUL-padded (63 bytes at most).
+    pub container: [u8; 64],
+}
+
 #[cfg(feature = "user")]
 mod pod {
     // SAFETY: plain `#[repr(C)]` integers without padding.
@@ -140,4 +162,6 @@ mod pod {
     unsafe impl aya::Pod for super::CountKey {}
     // SAFETY: as above.
     unsafe impl aya::Pod for super::Layout {}
+    // SAFETY: as above: a u64 and byte arrays, no padding.
+    unsafe impl aya::Pod for super::OwnerRecord {}
 }

@@ -18,12 +18,12 @@
 use core::intrinsics::{AtomicOrdering, atomic_xadd};
 
 use aya_ebpf::{
-    bindings::BPF_NOEXIST,
+    bindings::{BPF_F_NO_PREALLOC, BPF_NOEXIST},
     helpers::bpf_get_current_cgroup_id,
     macros::map,
-    maps::{Array, PerCpuArray, PerCpuHashMap, RingBuf},
+    maps::{Array, HashMap, PerCpuArray, PerCpuHashMap, RingBuf},
 };
-use kubenpu_ebpf::{CountKey, Layout, Loss};
+use kubenpu_ebpf::{CountKey, Layout, Loss, OwnerRecord};
 
 mod filter;
 mod object;
@@ -43,6 +43,10 @@ static NOTES: RingBuf = RingBuf::pinned(NOTES_BYTES, 0);
 static LOSSES: PerCpuArray<u64> = PerCpuArray::pinned(Loss::ALL.len() as u32, 0);
 #[map]
 static LAYOUT: Array<Layout> = Array::pinned(1, 0);
+/// The agent's record of who each counted cgroup is: pinned beside the
+/// counts so a restart forgets neither. Allocated as entries come.
+#[map]
+static OWNERS: HashMap<u64, OwnerRecord> = HashMap::pinned(DEFAULT_MAX_COUNTERS, BPF_F_NO_PREALLOC);
 
 filter::programs!(kubenpu_fentry, kubenpu_kprobe, count);
 

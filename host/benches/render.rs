@@ -7,7 +7,8 @@ use std::{hint::black_box, sync::Arc};
 
 use criterion::{BatchSize, BenchmarkId, Criterion, criterion_main};
 use kubenpu::{
-    attribution::{Owner, ledger::Series},
+    attribution::Owner,
+    catalog::Series,
     metrics::{Format, Snapshot, render},
 };
 use kubenpu_sdk::Kind;

@@ -20,13 +20,13 @@ use tokio::{
 
 use crate::{
     attribution::{
-        Attributor,
+        Attributor, Named,
         cri::Cri,
         index::CgroupIndex,
-        ledger::Ledger,
-        mount,
+        mount, record as owner_record,
         resolver::{self, Ask, Report},
     },
+    clock,
     config::AgentConfig,
     device_table::DeviceTable,
     discovery::{self, Roots},
@@ -99,7 +99,7 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
     let mut agent = Agent {
         usage: Usage::new(
             Attributor::new(CgroupIndex::new(&cgroup_root, MIN_WALK_INTERVAL)),
-            Ledger::new(config.series_grace),
+            config.series_grace,
             !config.exclude_outside_pods,
         ),
         table: DeviceTable::build(discovery::discover(&roots).devices, vendors),
@@ -110,6 +110,7 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
         debug: config.debug,
         faults: Faults::default(),
     };
+    agent.restore();
     agent.reinstall();
 
     let (vendor_tx, mut vendor_rx) = mpsc::unbounded_channel();
@@ -268,6 +269,7 @@ impl Agent {
                 let _ = self.asks.send(ask);
             }
         }
+        self.save_names();
     }
 
     /// Takes a report of the CRI resolver.
@@ -278,6 +280,7 @@ impl Agent {
                     log(format_args!("CRI: {ask:?} is {owner:?}"));
                 }
                 self.usage.attributor.answer(ask, owner);
+                self.save_names();
             }
             Report::Down(e) => {
                 self.cri_up = false;
@@ -292,38 +295,71 @@ impl Agent {
         }
     }
 
-    /// Finds the cgroups that are gone, then takes their counters out of
-    /// the kernel map and folds them into totals, in that order, so no
-    /// call made before a cgroup went is missed.
+    /// Names the cgroups a predecessor named, from the pinned OWNERS map.
+    fn restore(&mut self) {
+        let outcome = self.probe.owners();
+        let Some(records) = self.faults.check("restore", outcome, log_line) else {
+            return;
+        };
+        let named: Vec<Named> = records
+            .iter()
+            .map(|(id, record)| owner_record::named(*id, record))
+            .collect();
+        if !named.is_empty() {
+            log(format_args!(
+                "restored the names of {} cgroup(s) ({} gone)",
+                named.len(),
+                named.iter().filter(|n| n.gone_at.is_some()).count()
+            ));
+        }
+        self.usage.attributor.restore(named, Instant::now());
+    }
+
+    /// Writes new names, and removals, to the pinned OWNERS map.
+    fn save_names(&mut self) {
+        for named in self.usage.attributor.unsaved() {
+            let outcome = self
+                .probe
+                .save_owner(named.id, &owner_record::record(&named));
+            self.faults.check("save", outcome, log_line);
+        }
+    }
+
+    /// Notes the cgroups that are gone, merges the counters of an owner's
+    /// gone cgroups into one, and removes those whose grace is over.
     fn sweep(&mut self) {
         let outcome = self.probe.counts();
         let Some((counters, _)) = self.faults.check("sweep", outcome, log_line) else {
             return;
         };
-        let sweep = self.usage.sweep(&counters, Instant::now());
+        let sweep = self
+            .usage
+            .sweep(&counters, Instant::now(), clock::boottime());
         for ask in sweep.asks {
             let _ = self.asks.send(ask);
         }
-        if sweep.gone.is_empty() {
-            return;
+        self.save_names();
+        let mut done = Vec::new();
+        for &(from, into) in &sweep.merges {
+            let outcome = self.probe.merge_cgroup(from, into);
+            if self.faults.check("sweep", outcome, log_line).is_some() {
+                done.push(from);
+            }
         }
-        let taken = self.probe.take_cgroups(&sweep.gone);
-        let done: Vec<u64> = sweep
-            .gone
-            .iter()
-            .copied()
-            .filter(|id| !taken.left.contains(id))
-            .collect();
-        self.usage.fold(&taken.counters, &done, Instant::now());
-        if self.debug {
+        for &id in &sweep.expired {
+            let outcome = self.probe.remove_cgroup(id);
+            if self.faults.check("sweep", outcome, log_line).is_some() {
+                done.push(id);
+            }
+        }
+        if self.debug && !done.is_empty() {
             log(format_args!(
-                "{} cgroup(s) gone: {} counter(s) folded",
-                done.len(),
-                taken.counters.len()
+                "{} gone cgroup(s) merged, {} expired",
+                sweep.merges.len(),
+                sweep.expired.len()
             ));
         }
-        let outcome = taken.error.map_or(Ok(()), Err);
-        self.faults.check("sweep", outcome, log_line);
+        self.usage.attributor.forget(&done);
     }
 
     /// Everything a scrape shows, read now; `None` if the kernel's maps
@@ -332,7 +368,7 @@ impl Agent {
         let outcome = self.probe.counts();
         let (counters, losses) = self.faults.check("scrape", outcome, log_line)?;
         Some(Snapshot {
-            ioctls: self.usage.totals(&counters, Instant::now()),
+            ioctls: self.usage.totals(&counters),
             devices: DeviceInfo::rows(&self.table, &self.node),
             plugins: PluginInfo::rows(&self.table),
             losses,

@@ -8,6 +8,8 @@
 
 pub mod agent;
 pub mod attribution;
+pub mod catalog;
+pub mod clock;
 pub mod config;
 pub mod device_table;
 pub mod discovery;

@@ -1,17 +1,25 @@
 //! Counts as operators read them: the kernel's per-cgroup counters joined
-//! with attribution, per series, with gone cgroups folded away.
+//! with attribution, per series.
+//!
+//! The kernel map is the only store of counts. A cgroup that is gone keeps
+//! its counters there, so its series keeps its final value, across agent
+//! restarts too. Two rules bound what stays:
+//!
+//! - the gone cgroups of one owner are merged into the earliest of them,
+//!   so a container that restarts a thousand times leaves one set of
+//!   counters behind, and its series stays monotonic;
+//! - an owner with no live cgroup is dropped once `grace` has passed since
+//!   its last cgroup went, so a scrape sees its final value, and the
+//!   metric's cardinality stays bounded on a busy node.
 
 use std::{
-    collections::{BTreeMap, HashSet},
-    time::Instant,
+    collections::{BTreeMap, HashMap},
+    time::{Duration, Instant},
 };
 
 use crate::{
-    attribution::{
-        Attributor,
-        ledger::{Catalog, Ledger, Series},
-        resolver::Ask,
-    },
+    attribution::{Attributor, Named, Owner, resolver::Ask},
+    catalog::{Catalog, Series},
     device_table::DeviceTable,
     probe::Counter,
 };
@@ -22,28 +30,32 @@ pub struct Usage {
     /// Who owns each counted cgroup.
     pub attributor: Attributor,
     catalog: Catalog,
-    ledger: Ledger,
+    grace: Duration,
     outside_pods: bool,
 }
 
-/// What a sweep found.
-#[derive(Debug, Default)]
+/// What a sweep asks of the kernel maps and the runtime.
+#[derive(Debug, Default, PartialEq, Eq)]
 pub struct Sweep {
     /// Questions for the container runtime.
     pub asks: Vec<Ask>,
-    /// Cgroups that are gone: nothing can count for them any more, so
-    /// their counters can be taken out of the kernel map and folded.
-    pub gone: HashSet<u64>,
+    /// Gone cgroups to merge, `(from, into)`: `from`'s counters move onto
+    /// `into`'s, then `from` is forgotten.
+    pub merges: Vec<(u64, u64)>,
+    /// Gone cgroups whose grace period is over: their counters and
+    /// records go.
+    pub expired: Vec<u64>,
 }
 
 impl Usage {
-    /// Usage over `attributor`; `outside_pods` says whether processes
-    /// outside pods are counted (with empty pod labels).
-    pub fn new(attributor: Attributor, ledger: Ledger, outside_pods: bool) -> Self {
+    /// Usage over `attributor`; series of owners that are gone are kept
+    /// for `grace`; `outside_pods` says whether processes outside pods are
+    /// counted (with empty pod labels).
+    pub fn new(attributor: Attributor, grace: Duration, outside_pods: bool) -> Self {
         Self {
             attributor,
             catalog: Catalog::default(),
-            ledger,
+            grace,
             outside_pods,
         }
     }
@@ -53,43 +65,58 @@ impl Usage {
         self.catalog.learn(table);
     }
 
-    /// Takes note of the cgroups in `counters` (after an agent restart the
-    /// map has keys no note announced), retries unplaced ones, and says
-    /// which cgroups are gone. Their counters are to be taken out of the
-    /// kernel map only now, after that was decided, and given to
-    /// [`Usage::fold`]: a reading from before could miss their last calls.
-    pub fn sweep(&mut self, counters: &[Counter], now: Instant) -> Sweep {
+    /// Takes note of the cgroups in `counters` (a restart finds keys no
+    /// note announced), retries unplaced ones, notes which are gone at
+    /// `now` (CLOCK_BOOTTIME), and says which gone cgroups to merge and
+    /// which have expired.
+    pub fn sweep(&mut self, counters: &[Counter], seen: Instant, now: Duration) -> Sweep {
         let mut asks: Vec<Ask> = counters
             .iter()
-            .filter_map(|c| self.attributor.note(c.key.cgroup_id, now))
+            .filter_map(|c| self.attributor.note(c.key.cgroup_id, seen))
             .collect();
         asks.extend(self.attributor.retry());
-        let gone: HashSet<u64> = self.attributor.gone().into_iter().collect();
-        // Expires idle series even when nobody scrapes.
-        self.totals(counters, now);
-        Sweep { asks, gone }
-    }
-
-    /// Folds the final counters `taken` out of the kernel map into the
-    /// ledger, and forgets the cgroups in `done`, all of whose counters
-    /// were taken.
-    pub fn fold(&mut self, taken: &[Counter], done: &[u64], now: Instant) {
-        for counter in taken {
-            if let Some(series) = self.series(counter) {
-                self.ledger.retire(series, counter.calls, now);
+        self.attributor.mark_gone(now);
+        let mut by_owner: HashMap<Owner, Vec<Named>> = HashMap::new();
+        for named in self.attributor.named() {
+            by_owner.entry(named.owner.clone()).or_default().push(named);
+        }
+        let mut sweep = Sweep {
+            asks,
+            ..Sweep::default()
+        };
+        for cgroups in by_owner.into_values() {
+            let mut gone: Vec<(Duration, u64)> = cgroups
+                .iter()
+                .filter_map(|c| Some((c.gone_at?, c.id)))
+                .collect();
+            gone.sort();
+            let live = gone.len() < cgroups.len();
+            match gone.last() {
+                Some(&(last, _)) if !live && now.saturating_sub(last) > self.grace => {
+                    sweep.expired.extend(gone.iter().map(|&(_, id)| id));
+                }
+                _ => {
+                    if let Some((&(_, into), rest)) = gone.split_first() {
+                        sweep
+                            .merges
+                            .extend(rest.iter().map(|&(_, from)| (from, into)));
+                    }
+                }
             }
         }
-        self.attributor.forget(done);
+        sweep
     }
 
-    /// Every series' total now, from the live `counters`. Cgroups still
-    /// waiting for a name are left out until they have one.
-    pub fn totals(&mut self, counters: &[Counter], now: Instant) -> BTreeMap<Series, u64> {
-        let live: Vec<(Series, u64)> = counters
-            .iter()
-            .filter_map(|c| Some((self.series(c)?, c.calls)))
-            .collect();
-        self.ledger.totals(live, now)
+    /// Every series' total now, from the kernel's `counters`. Cgroups
+    /// still waiting for a name are left out until they have one.
+    pub fn totals(&self, counters: &[Counter]) -> BTreeMap<Series, u64> {
+        let mut totals = BTreeMap::new();
+        for counter in counters {
+            if let Some(series) = self.series(counter) {
+                *totals.entry(series).or_insert(0) += counter.calls;
+            }
+        }
+        totals
     }
 
     fn series(&self, counter: &Counter) -> Option<Series> {
@@ -98,5 +125,69 @@ impl Usage {
             return None;
         }
         self.catalog.series(owner, counter.key.dev, counter.key.nr)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::MetadataExt as _;
+
+    use super::*;
+    use crate::attribution::index::CgroupIndex;
+
+    fn owner(pod: &str) -> Owner {
+        Owner {
+            namespace: "default".into(),
+            pod: pod.into(),
+            container: "main".into(),
+        }
+    }
+
+    fn gone(id: u64, pod: &str, at_secs: u64) -> Named {
+        Named {
+            id,
+            owner: owner(pod),
+            gone_at: Some(Duration::from_secs(at_secs)),
+        }
+    }
+
+    #[test]
+    fn gone_cgroups_merge_per_owner_and_expire_after_the_grace_period() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir(root.path().join("live")).unwrap();
+        let live = std::fs::metadata(root.path().join("live")).unwrap().ino();
+        let mut attributor = Attributor::new(CgroupIndex::new(root.path(), Duration::ZERO));
+        attributor.restore(
+            [
+                // A restarting container: two gone cgroups and a live one.
+                gone(10, "restarts", 100),
+                gone(11, "restarts", 105),
+                Named {
+                    id: live,
+                    owner: owner("restarts"),
+                    gone_at: None,
+                },
+                // A pod gone long ago, twice.
+                gone(20, "finished", 40),
+                gone(21, "finished", 50),
+                // A pod gone within the grace period.
+                gone(30, "recent", 180),
+            ],
+            Instant::now(),
+        );
+        let mut usage = Usage::new(attributor, Duration::from_secs(60), true);
+        let sweep = usage.sweep(&[], Instant::now(), Duration::from_secs(200));
+        assert_eq!(sweep.merges, [(11, 10)]);
+        let mut expired = sweep.expired.clone();
+        expired.sort();
+        assert_eq!(expired, [20, 21]);
+        assert!(sweep.asks.is_empty());
+        // The live cgroup was found in the hierarchy, not taken for gone.
+        assert!(
+            usage
+                .attributor
+                .named()
+                .any(|n| n.id == live && n.gone_at.is_none())
+        );
     }
 }

@@ -6,7 +6,8 @@
 //! the host, a real Prometheus scrapes the agent through a forwarded port.
 //!
 //! The steps also show what operators rely on: the runtime absent when the
-//! agent starts, a removed pod's series dropped after the grace period, the
+//! agent starts, a removed pod's series kept with its final counts across
+//! an agent killed and restarted, then dropped after the grace period, the
 //! runtime killed mid-run, and a device unplugged and plugged again.
 //! Only the hardware is emulated: qemu's virtio-gpu and the vgem module.
 
@@ -24,7 +25,7 @@ use kubenpu_vm::Kernel;
 use serde_json::Value;
 
 const POD_UID: &str = "0d6f1e5a-3c2b-4a19-9e7d-5b8c4f2a1e30";
-const GRACE_SECONDS: u64 = 20;
+const GRACE_SECONDS: u64 = 60;
 
 /// (container, device, vendor, kind) -> calls.
 type Series = BTreeMap<(String, String, String, String), u64>;
@@ -52,6 +53,13 @@ fn script() -> String {
 
         kubenpu-pods remove --dir "$CRI_DIR" "$SANDBOX" || fail "cannot remove the pod"
         step removed
+
+        # The runtime no longer knows the pod: the restarted agent names
+        # its cgroups from the pinned OWNERS map.
+        kill -KILL $AGENT_PID
+        wait $AGENT_PID || true
+        start_agent --cri-socket /run/kubenpu-cri/containerd.sock --series-grace {GRACE_SECONDS}s --rescan-interval 1s
+        step restarted
 
         kill -KILL $(pidof containerd)
         issue - $VGEM_CARD:0x41:33
@@ -151,20 +159,28 @@ fn a_pods_ioctls_become_prometheus_series() {
     });
 
     // A removed pod's series stay for the grace period with their final
-    // counts, then go.
+    // counts, across an agent restart, then go.
+    let removed_at = std::cell::Cell::new(Instant::now());
     host.step("removed", || {
-        let removed_at = Instant::now();
+        removed_at.set(Instant::now());
         assert_eq!(
             pod_series(&host.metrics()),
             expected(&shared),
             "kept during the grace period"
+        );
+    });
+    host.step("restarted", || {
+        assert_eq!(
+            pod_series(&host.metrics()),
+            expected(&shared),
+            "kept, with the same counts, by the restarted agent"
         );
         let gone = wait_until(Duration::from_secs(GRACE_SECONDS + 30), || {
             pod_series(&host.metrics()).is_empty()
         });
         assert!(gone, "the removed pod's series outlived the grace period");
         assert!(
-            removed_at.elapsed() >= Duration::from_secs(GRACE_SECONDS - 5),
+            removed_at.get().elapsed() >= Duration::from_secs(GRACE_SECONDS - 5),
             "dropped before the grace period"
         );
     });
@@ -217,8 +233,13 @@ fn a_pods_ioctls_become_prometheus_series() {
     assert!(down.iter().all(|l| l.contains("counting goes on")), "{log}");
     assert_eq!(
         log.matches("CRI: /run/kubenpu-cri/containerd.sock").count(),
+        2,
+        "once per agent:\n{log}"
+    );
+    assert_eq!(
+        log.matches("restored the names of 2 cgroup(s)").count(),
         1,
-        "{log}"
+        "the restarted agent names the removed pod's containers:\n{log}"
     );
     assert!(!log.contains("panicked"), "{log}");
 }

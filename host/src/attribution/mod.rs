@@ -4,19 +4,24 @@
 //! path, [`placement`] reads the pod UID and container id from the path,
 //! and the container runtime ([`cri`], asked by the [`resolver`] task)
 //! names the namespace, pod and container. Until the runtime answers, a
-//! cgroup's counts wait under its id; nothing is dropped. [`ledger`] keeps
-//! the totals of cgroups that are gone.
+//! cgroup's counts wait under its id; nothing is dropped.
+//!
+//! Every name given is also written to the kernel's pinned OWNERS map (by
+//! the agent, from [`Attributor::unsaved`]), with the time the cgroup was
+//! found gone, and [`Attributor::restore`] reads it back at start: a
+//! restarted agent names what its predecessor named, even cgroups whose
+//! pods the runtime no longer knows.
 
 pub mod cri;
 pub mod index;
-pub mod ledger;
 pub mod mount;
 pub mod placement;
+pub mod record;
 pub mod resolver;
 
 use std::{
     collections::{HashMap, HashSet},
-    time::Instant,
+    time::{Duration, Instant},
 };
 
 use serde::Serialize;
@@ -55,8 +60,22 @@ struct Cgroup {
     state: State,
     /// The question that names it, once placed in a pod.
     ask: Option<Ask>,
-    /// Removed from the hierarchy; its counts are final.
-    gone: bool,
+    /// When it was found removed from the hierarchy (CLOCK_BOOTTIME):
+    /// its counts are final.
+    gone_at: Option<Duration>,
+    /// Its owner or removal is not in the OWNERS map yet.
+    unsaved: bool,
+}
+
+/// A named cgroup as the OWNERS map keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Named {
+    /// The cgroup's id.
+    pub id: u64,
+    /// Who it belongs to.
+    pub owner: Owner,
+    /// When it was found removed (CLOCK_BOOTTIME), if it was.
+    pub gone_at: Option<Duration>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,10 +124,57 @@ impl Attributor {
                 seen: now,
                 state: State::Unplaced,
                 ask: None,
-                gone: false,
+                gone_at: None,
+                unsaved: false,
             },
         );
         self.place(id)
+    }
+
+    /// Takes in what the OWNERS map recorded (at start-up): those cgroups
+    /// are named, gone or not, without asking anyone again.
+    pub fn restore(&mut self, named: impl IntoIterator<Item = Named>, now: Instant) {
+        for Named { id, owner, gone_at } in named {
+            self.cgroups.insert(
+                id,
+                Cgroup {
+                    seen: now,
+                    state: State::Owned(owner),
+                    ask: None,
+                    gone_at,
+                    unsaved: false,
+                },
+            );
+        }
+    }
+
+    /// Named cgroups whose name or removal is not saved yet; they count as
+    /// saved from now on.
+    pub fn unsaved(&mut self) -> Vec<Named> {
+        let mut named = Vec::new();
+        for (&id, cgroup) in &mut self.cgroups {
+            if let (true, State::Owned(owner)) = (cgroup.unsaved, &cgroup.state) {
+                named.push(Named {
+                    id,
+                    owner: owner.clone(),
+                    gone_at: cgroup.gone_at,
+                });
+                cgroup.unsaved = false;
+            }
+        }
+        named
+    }
+
+    /// Every named cgroup, for grouping by owner.
+    pub fn named(&self) -> impl Iterator<Item = Named> + '_ {
+        self.cgroups.iter().filter_map(|(&id, c)| match &c.state {
+            State::Owned(owner) => Some(Named {
+                id,
+                owner: owner.clone(),
+                gone_at: c.gone_at,
+            }),
+            _ => None,
+        })
     }
 
     /// The owner of cgroup `id`, once known.
@@ -126,6 +192,7 @@ impl Attributor {
         for cgroup in self.cgroups.values_mut() {
             if cgroup.state == State::Asking(ask.clone()) {
                 cgroup.state = State::Owned(named.clone());
+                cgroup.unsaved = true;
             }
         }
         self.answers.insert(ask, owner);
@@ -146,24 +213,29 @@ impl Attributor {
             .collect()
     }
 
-    /// Cgroups removed from the hierarchy whose owner is known: their
-    /// counts are final and can be folded into totals. A removed cgroup
-    /// still waiting for the runtime stays until it is named.
-    pub fn gone(&mut self) -> Vec<u64> {
-        for (id, cgroup) in &mut self.cgroups {
-            if !cgroup.gone && cgroup.state != State::Unplaced && !self.index.exists(*id) {
-                cgroup.gone = true;
+    /// Notes the time `now` (CLOCK_BOOTTIME) on placed cgroups that are
+    /// no longer in the hierarchy: their counts are final. A cgroup named
+    /// by a predecessor has no known path yet: a walk (rate-limited)
+    /// decides.
+    pub fn mark_gone(&mut self, now: Duration) {
+        for (&id, cgroup) in &mut self.cgroups {
+            if cgroup.gone_at.is_some() || cgroup.state == State::Unplaced {
+                continue;
+            }
+            let gone = match self.index.lookup(id, cgroup.seen) {
+                Lookup::Path(_) => !self.index.exists(id),
+                Lookup::Gone => true,
+                Lookup::Later => false,
+            };
+            if gone {
+                cgroup.gone_at = Some(now);
+                cgroup.unsaved = true;
             }
         }
-        self.cgroups
-            .iter()
-            .filter(|(_, c)| c.gone && matches!(c.state, State::Owned(_)))
-            .map(|(&id, _)| id)
-            .collect()
     }
 
-    /// Forgets folded cgroups, and the runtime's answers no cgroup needs
-    /// any more.
+    /// Forgets cgroups whose counters went, and the runtime's answers no
+    /// cgroup needs any more.
     pub fn forget(&mut self, ids: &[u64]) {
         for id in ids {
             self.cgroups.remove(id);
@@ -184,13 +256,15 @@ impl Attributor {
             Lookup::Gone => {
                 // Removed before it could be placed: counted as outside
                 // pods rather than lost.
-                cgroup.gone = true;
+                cgroup.gone_at = Some(crate::clock::boottime());
                 cgroup.state = State::Owned(Owner::default());
+                cgroup.unsaved = true;
                 return None;
             }
             Lookup::Path(path) => match placement::place(&path) {
                 Placement::Outside => {
                     cgroup.state = State::Owned(Owner::default());
+                    cgroup.unsaved = true;
                     return None;
                 }
                 Placement::Container { container_id, .. } => Ask::Container(container_id),
@@ -201,6 +275,7 @@ impl Attributor {
         match self.answers.get(&ask) {
             Some(owner) => {
                 cgroup.state = State::Owned(owner.clone().unwrap_or_default());
+                cgroup.unsaved = true;
                 None
             }
             None => {

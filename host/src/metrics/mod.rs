@@ -16,9 +16,7 @@ use prometheus_client::{
     registry::Registry,
 };
 
-use crate::{
-    attribution::ledger::Series, device_table::DeviceTable, plugins::Source, probe::Losses,
-};
+use crate::{catalog::Series, device_table::DeviceTable, plugins::Source, probe::Losses};
 
 /// Everything one scrape shows.
 #[derive(Debug, Clone, Default)]
@@ -263,7 +261,7 @@ impl Collector for Snapshot {
 
         let mut family = encoder.encode_descriptor(
             "kubenpu_agent_errors",
-            "Errors the agent met after start-up and went on from, by stage (drain, scrape, sweep, reattach, rescan, install); each is logged once and retried.",
+            "Errors the agent met after start-up and went on from, by stage (drain, scrape, sweep, save, restore, reattach, install); each is logged once and retried.",
             None,
             MetricType::Counter,
         )?;

@@ -76,7 +76,7 @@ impl Hook {
     fn link_type(self) -> &'static str {
         match self {
             Hook::Fentry | Hook::FentryModule => "tracing",
-            Hook::Kprobe => "perf_event",
+            Hook::Kprobe => "perf",
             Hook::KprobeMulti => "kprobe_multi",
         }
     }
@@ -161,7 +161,9 @@ pub fn attach(
             Err(e) => failures.push(format!("{} unavailable: {}", wanted.as_str(), e.reason())),
         }
     }
-    if failures.iter().all(|f| lacks_privilege(f)) {
+    // Where a privilege is what stopped one hook, granting it is the fix,
+    // whatever the others lacked.
+    if failures.iter().any(|f| lacks_privilege(f)) {
         Err(ProbeError::AttachDenied(failures.join("; ")))
     } else {
         Err(ProbeError::Attach(failures.join("; ")))

@@ -6,6 +6,7 @@
 
 mod attach;
 mod btf;
+mod owners;
 mod pins;
 mod read;
 mod syscall;
@@ -74,9 +75,9 @@ pub enum ProbeError {
     /// No hook could be attached.
     #[error("cannot attach to drm_ioctl: {0} (is DRM loaded, with BTF or kprobes?)")]
     Attach(String),
-    /// Every hook was refused for lack of privilege.
+    /// No hook could be attached, and a privilege was what stopped one.
     #[error(
-        "cannot attach to drm_ioctl: {0}: fentry on a drm module, and kprobes where kernel.perf_event_paranoid > 2, need CAP_SYS_ADMIN besides CAP_BPF and CAP_PERFMON: grant it or run as root"
+        "cannot attach to drm_ioctl: {0}: fentry on a drm module, and kprobes where kernel.perf_event_paranoid > 2, need CAP_SYS_ADMIN besides CAP_BPF and CAP_PERFMON (kprobe-multi does not, on kernels with fprobe): grant it or run as root"
     )]
     AttachDenied(String),
     /// Anything else the kernel or aya reported.
@@ -133,6 +134,8 @@ impl Probe {
             .override_global(global::F_INODE_OFFSET, &f_inode, true)
             .override_global(global::I_RDEV_OFFSET, &i_rdev, true)
             .map_max_entries(map::COUNTS, config.max_counters)
+            // Every named cgroup has at least one counter.
+            .map_max_entries(map::OWNERS, config.max_counters)
             .default_map_pin_directory(&maps_dir)
             .load(OBJECT)
             .map_err(ProbeError::from_load)?;
@@ -184,11 +187,33 @@ impl Probe {
         read::live(&self.ebpf, &self.config.pin_dir)
     }
 
-    /// Takes the counters of cgroups already known to be gone out of the
-    /// kernel map, each read and deleted in one step; returns what they
-    /// held, to be folded into totals.
-    pub fn take_cgroups(&self, cgroups: &std::collections::HashSet<u64>) -> read::Taken {
-        read::take_cgroups(&self.ebpf, cgroups)
+    /// Every cgroup's owner as recorded in the pinned OWNERS map.
+    pub fn owners(&self) -> Result<Vec<(u64, kubenpu_ebpf::OwnerRecord)>, ProbeError> {
+        owners::all(&self.ebpf)
+    }
+
+    /// Records cgroup `id`'s owner.
+    pub fn save_owner(
+        &mut self,
+        id: u64,
+        record: &kubenpu_ebpf::OwnerRecord,
+    ) -> Result<(), ProbeError> {
+        owners::save(&mut self.ebpf, id, record)
+    }
+
+    /// Moves the counters of gone cgroup `from` into those of gone cgroup
+    /// `into` (same owner), then forgets `from`'s record: one retired
+    /// cgroup per owner stays in the map, however often it restarts.
+    pub fn merge_cgroup(&mut self, from: u64, into: u64) -> Result<(), ProbeError> {
+        read::merge_cgroup(&self.ebpf, from, into)?;
+        owners::remove(&mut self.ebpf, from)
+    }
+
+    /// Deletes the counters and the record of gone cgroup `id`, whose
+    /// grace period is over.
+    pub fn remove_cgroup(&mut self, id: u64) -> Result<(), ProbeError> {
+        read::remove_cgroup(&self.ebpf, id)?;
+        owners::remove(&mut self.ebpf, id)
     }
 
     /// New keys the program noted since the last drain.

@@ -122,52 +122,45 @@ pub fn live(ebpf: &Ebpf, pin_dir: &Path) -> Result<(Vec<Counter>, Losses), Probe
     Ok((counts, losses))
 }
 
-/// What [`take_cgroups`] took out of the map.
-#[derive(Debug, Default)]
-pub struct Taken {
-    /// The counters taken, with what they held.
-    pub counters: Vec<Counter>,
-    /// Cgroups a counter of which could not be taken: they stay in the
-    /// map, to be taken by a later sweep.
-    pub left: std::collections::HashSet<u64>,
-    /// The first error, for the log.
-    pub error: Option<ProbeError>,
+/// The counters map's fd and every counter of cgroup `id`.
+fn counters_of(ebpf: &Ebpf, id: u64) -> Result<(&MapData, Vec<Counter>), ProbeError> {
+    match ebpf.map(map::COUNTS) {
+        Some(map @ Map::PerCpuHashMap(data)) => {
+            let mine = sum_counts(map)?
+                .into_iter()
+                .filter(|c| c.key.cgroup_id == id)
+                .collect();
+            Ok((data, mine))
+        }
+        _ => Err(other("no per-CPU hash COUNTS map")),
+    }
 }
 
-/// Takes the counters of `cgroups` out of the map: each key is read and
-/// deleted in one step, so a call that lands between the two is not lost.
-/// The caller decides that the cgroups are gone before this reads them.
-pub fn take_cgroups(ebpf: &Ebpf, cgroups: &std::collections::HashSet<u64>) -> Taken {
-    let mut taken = Taken::default();
-    let read = match ebpf.map(map::COUNTS) {
-        Some(map @ Map::PerCpuHashMap(data)) => sum_counts(map).map(|counters| (data, counters)),
-        _ => Err(other("no per-CPU hash COUNTS map")),
-    };
-    let (data, counters) = match read {
-        Ok(read) => read,
-        Err(e) => {
-            taken.left = cgroups.clone();
-            taken.error = Some(e);
-            return taken;
-        }
-    };
-    for counter in counters
-        .into_iter()
-        .filter(|c| cgroups.contains(&c.key.cgroup_id))
-    {
-        match syscall::take_per_cpu(data.fd().as_fd(), &counter.key) {
-            Ok(Some(calls)) => taken.counters.push(Counter {
-                key: counter.key,
-                calls,
-            }),
-            Ok(None) => {}
-            Err(e) => {
-                taken.left.insert(counter.key.cgroup_id);
-                taken.error.get_or_insert(other(e));
-            }
+/// Moves every counter of gone cgroup `from` onto the same device and
+/// ioctl of gone cgroup `into`. Each is taken out in one step, then added:
+/// nothing counts for either any more, so the sum is exact.
+pub fn merge_cgroup(ebpf: &Ebpf, from: u64, into: u64) -> Result<(), ProbeError> {
+    let (data, counters) = counters_of(ebpf, from)?;
+    let fd = data.fd().as_fd();
+    for counter in counters {
+        if let Some(calls) = syscall::take_per_cpu(fd, &counter.key).map_err(other)? {
+            let key = CountKey {
+                cgroup_id: into,
+                ..counter.key
+            };
+            syscall::add_per_cpu(fd, &key, calls).map_err(other)?;
         }
     }
-    taken
+    Ok(())
+}
+
+/// Deletes every counter of gone cgroup `id`.
+pub fn remove_cgroup(ebpf: &Ebpf, id: u64) -> Result<(), ProbeError> {
+    let (data, counters) = counters_of(ebpf, id)?;
+    for counter in counters {
+        syscall::take_per_cpu(data.fd().as_fd(), &counter.key).map_err(other)?;
+    }
+    Ok(())
 }
 
 /// The new-key notes waiting in the ring buffer.

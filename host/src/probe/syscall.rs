@@ -259,7 +259,7 @@ pub fn program_stats(fd: BorrowedFd<'_>) -> io::Result<ProgramStats> {
 /// needs CAP_SYS_ADMIN, which the agent may run without.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LinkInfo {
-    /// `link_type`: `tracing`, `perf`, `kprobe_multi`, …
+    /// `link_type`: `tracing`, `perf` (kprobe), `kprobe_multi`, …
     pub link_type: String,
     /// The program's tag.
     pub tag: u64,
@@ -325,6 +325,39 @@ fn possible_cpus() -> io::Result<usize> {
     aya::util::nr_cpus().map_err(|(_, e)| e)
 }
 
+/// One element command on a per-CPU counter map (checked to be one of
+/// `K` keys): `values`, where given, is one u64 per possible CPU. Returns
+/// whether the key was there.
+fn per_cpu_elem<K: aya::Pod>(
+    cmd: bpf_cmd,
+    map: BorrowedFd<'_>,
+    key: &K,
+    values: Option<&mut [u64]>,
+) -> io::Result<bool> {
+    check_per_cpu_counters::<K>(map)?;
+    let cpus = possible_cpus()?;
+    let mut attr: bpf_attr = zeroed();
+    attr.__bindgen_anon_2.map_fd = map.as_raw_fd() as u32;
+    attr.__bindgen_anon_2.key = std::ptr::from_ref(key) as u64;
+    if let Some(values) = values {
+        if values.len() != cpus {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{} values for {cpus} possible CPUs", values.len()),
+            ));
+        }
+        attr.__bindgen_anon_2.__bindgen_anon_1.value = values.as_mut_ptr() as u64;
+    }
+    // SAFETY: the key is a whole K and the values buffer, where one is
+    // given, holds one u64 per possible CPU: the sizes the map was just
+    // checked to have.
+    match unsafe { bpf(cmd, &mut attr) } {
+        Ok(_) => Ok(true),
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
 /// Removes `key` from the per-CPU counter map `map` and returns its
 /// values summed, or `None` if it is absent.
 ///
@@ -333,35 +366,37 @@ fn possible_cpus() -> io::Result<usize> {
 /// get a lookup, then a delete: exact only for keys nothing increments
 /// any more, such as those of a cgroup known to be gone.
 pub fn take_per_cpu<K: aya::Pod>(map: BorrowedFd<'_>, key: &K) -> io::Result<Option<u64>> {
-    check_per_cpu_counters::<K>(map)?;
     let mut values = vec![0u64; possible_cpus()?];
-    let elem = |cmd: bpf_cmd, values: Option<&mut [u64]>| {
-        let mut attr: bpf_attr = zeroed();
-        attr.__bindgen_anon_2.map_fd = map.as_raw_fd() as u32;
-        attr.__bindgen_anon_2.key = std::ptr::from_ref(key) as u64;
-        attr.__bindgen_anon_2.__bindgen_anon_1.value = values.map_or(0, |v| v.as_mut_ptr() as u64);
-        // SAFETY: the key is a whole K and the values buffer, where one
-        // is given, holds one u64 per possible CPU: the sizes the map was
-        // just checked to have.
-        match unsafe { bpf(cmd, &mut attr) } {
-            Ok(_) => Ok(true),
-            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(false),
-            Err(e) => Err(e),
-        }
-    };
-    let found = match elem(bpf_cmd::BPF_MAP_LOOKUP_AND_DELETE_ELEM, Some(&mut values)) {
+    let found = match per_cpu_elem(
+        bpf_cmd::BPF_MAP_LOOKUP_AND_DELETE_ELEM,
+        map,
+        key,
+        Some(&mut values),
+    ) {
         Err(e)
             if matches!(
                 e.raw_os_error(),
                 Some(libc::EINVAL | libc::EOPNOTSUPP | ENOTSUPP)
             ) =>
         {
-            elem(bpf_cmd::BPF_MAP_LOOKUP_ELEM, Some(&mut values))?
-                && elem(bpf_cmd::BPF_MAP_DELETE_ELEM, None)?
+            per_cpu_elem(bpf_cmd::BPF_MAP_LOOKUP_ELEM, map, key, Some(&mut values))?
+                && per_cpu_elem(bpf_cmd::BPF_MAP_DELETE_ELEM, map, key, None)?
         }
         other => other?,
     };
     Ok(found.then(|| values.iter().sum()))
+}
+
+/// Adds `calls` to `key` of the per-CPU counter map `map`, creating it if
+/// absent. A read, then a write: only for keys nothing else increments,
+/// such as those of a cgroup known to be gone.
+pub fn add_per_cpu<K: aya::Pod>(map: BorrowedFd<'_>, key: &K, calls: u64) -> io::Result<()> {
+    let mut values = vec![0u64; possible_cpus()?];
+    per_cpu_elem(bpf_cmd::BPF_MAP_LOOKUP_ELEM, map, key, Some(&mut values))?;
+    let total = values.iter().sum::<u64>() + calls;
+    values.fill(0);
+    values[0] = total;
+    per_cpu_elem(bpf_cmd::BPF_MAP_UPDATE_ELEM, map, key, Some(&mut values)).map(drop)
 }
 
 /// Keys asked for per call at first; doubled if one hash bucket holds more.
