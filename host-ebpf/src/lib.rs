@@ -38,6 +38,9 @@ pub mod map {
     /// `u64` cgroup id -> [`OwnerRecord`](super::OwnerRecord), written by
     /// the agent: who each counted cgroup belongs to.
     pub const OWNERS: &str = "OWNERS";
+    /// `u64` cgroup id -> [`CgroupPath`](super::CgroupPath), written by the
+    /// program when it counts a cgroup's first call: its kernfs names.
+    pub const NAMES: &str = "NAMES";
 }
 
 /// Read-only globals the agent sets before loading, resolved from the
@@ -47,6 +50,20 @@ pub mod global {
     pub const F_INODE_OFFSET: &str = "F_INODE_OFFSET";
     /// Byte offset of `i_rdev` in `struct inode`.
     pub const I_RDEV_OFFSET: &str = "I_RDEV_OFFSET";
+    /// 1 if the cgroup offsets below are set: the program then records the
+    /// kernfs names of each cgroup it counts.
+    pub const CGROUP_NAMES: &str = "CGROUP_NAMES";
+    /// Byte offset of `cgroups` in `struct task_struct`.
+    pub const TASK_CGROUPS_OFFSET: &str = "TASK_CGROUPS_OFFSET";
+    /// Byte offset of `dfl_cgrp` in `struct css_set`.
+    pub const CSS_SET_DFL_CGRP_OFFSET: &str = "CSS_SET_DFL_CGRP_OFFSET";
+    /// Byte offset of `kn` in `struct cgroup`.
+    pub const CGROUP_KN_OFFSET: &str = "CGROUP_KN_OFFSET";
+    /// Byte offset of `name` in `struct kernfs_node`.
+    pub const KN_NAME_OFFSET: &str = "KN_NAME_OFFSET";
+    /// Byte offset of the parent link in `struct kernfs_node` (`parent`,
+    /// `__parent` since Linux 6.15).
+    pub const KN_PARENT_OFFSET: &str = "KN_PARENT_OFFSET";
 }
 
 /// Vendors the IOCTLS map holds whole tables for (256 numbers each).
@@ -135,6 +152,31 @@ pub struct Layout {
     pub max_counters: u32,
 }
 
+/// Levels of a cgroup's path the program records, from the cgroup up:
+/// enough for kubelet's deepest layout (systemd driver under a prefix:
+/// `kubelet.slice/kubelet-kubepods.slice/…-<qos>.slice/…-pod<uid>.slice/
+/// cri-containerd-<id>.scope`) with cgroups a container makes below its
+/// own.
+pub const PATH_DEPTH: usize = 8;
+/// Bytes kept of each name (a containerd scope is 85).
+pub const PATH_NAME_LEN: usize = 128;
+
+/// The kernfs names of a cgroup and its ancestors, as the kernel program
+/// read them when it counted the cgroup's first call: the agent places a
+/// cgroup from them even when it is gone before the agent could look it
+/// up in the hierarchy (a container that lived for a millisecond, or one
+/// that ran while the agent was stopped).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CgroupPath {
+    /// How many of `names` are set; the root's (empty) name is not kept.
+    pub depth: u32,
+    /// 1 if the path went deeper than [`PATH_DEPTH`]: its top is missing.
+    pub truncated: u32,
+    /// NUL-terminated names, the cgroup's own first, then its parent's.
+    pub names: [[u8; PATH_NAME_LEN]; PATH_DEPTH],
+}
+
 /// Who a counted cgroup belongs to, as the agent named it, and whether it
 /// is gone. Kept in the pinned OWNERS map so that a restarted agent names
 /// the cgroups its predecessor named, gone ones included (whose pods the
@@ -164,4 +206,6 @@ mod pod {
     unsafe impl aya::Pod for super::Layout {}
     // SAFETY: as above: a u64 and byte arrays, no padding.
     unsafe impl aya::Pod for super::OwnerRecord {}
+    // SAFETY: as above: two u32s and byte arrays, no padding.
+    unsafe impl aya::Pod for super::CgroupPath {}
 }

@@ -26,6 +26,7 @@ use aya_ebpf::{
 use kubenpu_ebpf::{CountKey, Layout, Loss, OwnerRecord};
 
 mod filter;
+mod names;
 mod object;
 
 /// Default capacity of the counters; the agent may change it.
@@ -65,6 +66,7 @@ fn count(rdev: u32, nr: u32) {
     }
     match COUNTS.insert(key, 1, BPF_NOEXIST as u64) {
         Ok(()) => {
+            names::record(key.cgroup_id);
             if NOTES.output::<CountKey>(key, BPF_RB_NO_WAKEUP).is_err() {
                 lose(Loss::RingbufFull);
             }

@@ -265,7 +265,8 @@ impl Agent {
                     key.cgroup_id, key.dev, key.nr
                 ));
             }
-            if let Some(ask) = self.usage.attributor.note(key.cgroup_id, now) {
+            let recorded = self.probe.cgroup_path(key.cgroup_id);
+            if let Some(ask) = self.usage.attributor.note(key.cgroup_id, now, recorded) {
                 let _ = self.asks.send(ask);
             }
         }
@@ -332,9 +333,13 @@ impl Agent {
         let Some((counters, _)) = self.faults.check("sweep", outcome, log_line) else {
             return;
         };
-        let sweep = self
-            .usage
-            .sweep(&counters, Instant::now(), clock::boottime());
+        let probe = &self.probe;
+        let sweep = self.usage.sweep(
+            &counters,
+            |id| probe.cgroup_path(id),
+            Instant::now(),
+            clock::boottime(),
+        );
         for ask in sweep.asks {
             let _ = self.asks.send(ask);
         }

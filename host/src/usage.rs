@@ -14,6 +14,7 @@
 
 use std::{
     collections::{BTreeMap, HashMap},
+    path::PathBuf,
     time::{Duration, Instant},
 };
 
@@ -66,13 +67,23 @@ impl Usage {
     }
 
     /// Takes note of the cgroups in `counters` (a restart finds keys no
-    /// note announced), retries unplaced ones, notes which are gone at
-    /// `now` (CLOCK_BOOTTIME), and says which gone cgroups to merge and
-    /// which have expired.
-    pub fn sweep(&mut self, counters: &[Counter], seen: Instant, now: Duration) -> Sweep {
+    /// note announced), with the paths the kernel recorded (`recorded`),
+    /// retries unplaced ones, notes which are gone at `now`
+    /// (CLOCK_BOOTTIME), and says which gone cgroups to merge and which
+    /// have expired.
+    pub fn sweep(
+        &mut self,
+        counters: &[Counter],
+        recorded: impl Fn(u64) -> Option<PathBuf>,
+        seen: Instant,
+        now: Duration,
+    ) -> Sweep {
         let mut asks: Vec<Ask> = counters
             .iter()
-            .filter_map(|c| self.attributor.note(c.key.cgroup_id, seen))
+            .filter_map(|c| {
+                let id = c.key.cgroup_id;
+                self.attributor.note(id, seen, recorded(id))
+            })
             .collect();
         asks.extend(self.attributor.retry());
         self.attributor.mark_gone(now);
@@ -176,7 +187,7 @@ mod tests {
             Instant::now(),
         );
         let mut usage = Usage::new(attributor, Duration::from_secs(60), true);
-        let sweep = usage.sweep(&[], Instant::now(), Duration::from_secs(200));
+        let sweep = usage.sweep(&[], |_| None, Instant::now(), Duration::from_secs(200));
         assert_eq!(sweep.merges, [(11, 10)]);
         let mut expired = sweep.expired.clone();
         expired.sort();

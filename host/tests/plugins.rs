@@ -8,7 +8,7 @@ use std::{fs, path::Path, process::Command, time::Instant};
 
 use kubenpu::plugins::{BUILTIN, PluginHost, SIZE_LIMIT, Source};
 use serde_json::Value;
-use support::test_plugin;
+use support::{numbered_plugin as numbered, test_plugin};
 
 const BUILTIN_NAMES: [&str; 8] = [
     "amdgpu",
@@ -197,20 +197,6 @@ fn each_broken_plugin_is_rejected_with_one_line_and_the_rest_keep_working() {
     assert!(reason("wants-environment.wasm").contains("imports what the sandbox does not provide"));
     assert!(reason("bomb.wasm").ends_with("tried to grow its memory past the 16 MiB limit"));
     assert_eq!(vendors.rejected.len(), expectations.len());
-}
-
-/// The `numbered` test plugin as vendor `name` (16 bytes, as its
-/// placeholder), claiming driver `<name>_drv`.
-fn numbered(name: &str) -> Vec<u8> {
-    const PLACEHOLDER: &[u8; 16] = b"numbered-vendor0";
-    assert_eq!(name.len(), PLACEHOLDER.len());
-    let mut bytes = fs::read(test_plugin("numbered")).unwrap();
-    let at = bytes
-        .windows(PLACEHOLDER.len())
-        .position(|w| w == PLACEHOLDER)
-        .expect("the placeholder is in the component's data");
-    bytes[at..at + PLACEHOLDER.len()].copy_from_slice(name.as_bytes());
-    bytes
 }
 
 #[test]

@@ -92,6 +92,13 @@ impl CgroupIndex {
         })
     }
 
+    /// Takes cgroup `id`'s path from elsewhere (the kernel's record), so
+    /// it is known without a walk, and whether it still exists is one
+    /// `stat` away.
+    pub fn learn(&mut self, id: u64, path: PathBuf) {
+        self.paths.insert(id, path);
+    }
+
     /// Forgets a removed cgroup.
     pub fn forget(&mut self, id: u64) {
         self.paths.remove(&id);

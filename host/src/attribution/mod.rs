@@ -21,6 +21,7 @@ pub mod resolver;
 
 use std::{
     collections::{HashMap, HashSet},
+    path::PathBuf,
     time::{Duration, Instant},
 };
 
@@ -112,11 +113,17 @@ impl Attributor {
         &self.index
     }
 
-    /// Takes note of cgroup `id` (seen at `now`); returns the question for
-    /// the runtime that naming it needs, if any.
-    pub fn note(&mut self, id: u64, now: Instant) -> Option<Ask> {
+    /// Takes note of cgroup `id` (seen at `now`), whose path below the
+    /// root the kernel may have recorded (`recorded`); returns the
+    /// question for the runtime that naming it needs, if any. A recorded
+    /// path places the cgroup even if it is gone already; without one, the
+    /// hierarchy is walked.
+    pub fn note(&mut self, id: u64, now: Instant, recorded: Option<PathBuf>) -> Option<Ask> {
         if self.cgroups.contains_key(&id) {
             return None;
+        }
+        if let Some(path) = recorded {
+            self.index.learn(id, path);
         }
         self.cgroups.insert(
             id,
@@ -252,6 +259,7 @@ impl Attributor {
     fn place(&mut self, id: u64) -> Option<Ask> {
         let cgroup = self.cgroups.get_mut(&id)?;
         let ask = match self.index.lookup(id, cgroup.seen) {
+            // Neither recorded by the kernel nor found by a walk.
             Lookup::Later => return None,
             Lookup::Gone => {
                 // Removed before it could be placed: counted as outside

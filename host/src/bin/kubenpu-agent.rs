@@ -6,7 +6,12 @@ use std::process::ExitCode;
 use clap::Parser;
 use kubenpu::{agent, config::AgentConfig};
 
-#[tokio::main(flavor = "current_thread")]
+/// The agent's loop runs on the main thread and owns the kernel maps; its
+/// cgroup walks, sysfs rescans and BTF reads block that thread. The HTTP
+/// server and the CRI resolver are tasks on two worker threads, so
+/// `/healthz` and `/readyz` answer and CRI calls go on meanwhile (a scrape
+/// of `/metrics` still waits for the loop, which alone reads the maps).
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> ExitCode {
     match agent::run(AgentConfig::parse()).await {
         Ok(()) => ExitCode::SUCCESS,

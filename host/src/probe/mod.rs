@@ -6,6 +6,7 @@
 
 mod attach;
 mod btf;
+mod names;
 mod owners;
 mod pins;
 mod read;
@@ -130,15 +131,18 @@ impl Probe {
             .map_err(ProbeError::Layout)?;
         let fresh_maps = pins::prepare(&config)?;
         let maps_dir = pins::maps_dir(&config.pin_dir);
-        let mut ebpf = EbpfLoader::new()
+        let cgroup_names = names::Offsets::resolve(&vmlinux);
+        let mut loader = EbpfLoader::new();
+        loader
             .override_global(global::F_INODE_OFFSET, &f_inode, true)
             .override_global(global::I_RDEV_OFFSET, &i_rdev, true)
             .map_max_entries(map::COUNTS, config.max_counters)
             // Every named cgroup has at least one counter.
             .map_max_entries(map::OWNERS, config.max_counters)
-            .default_map_pin_directory(&maps_dir)
-            .load(OBJECT)
-            .map_err(ProbeError::from_load)?;
+            .map_max_entries(map::NAMES, config.max_counters)
+            .default_map_pin_directory(&maps_dir);
+        cgroup_names.set(&mut loader);
+        let mut ebpf = loader.load(OBJECT).map_err(ProbeError::from_load)?;
         pins::write_layout(&mut ebpf, &config)?;
         let attached = attach::attach(&mut ebpf, &config, &vmlinux, fresh_maps)?;
         Ok(Self {
@@ -206,13 +210,22 @@ impl Probe {
     /// cgroup per owner stays in the map, however often it restarts.
     pub fn merge_cgroup(&mut self, from: u64, into: u64) -> Result<(), ProbeError> {
         read::merge_cgroup(&self.ebpf, from, into)?;
+        names::forget(&mut self.ebpf, from)?;
         owners::remove(&mut self.ebpf, from)
+    }
+
+    /// The path of cgroup `id` below the cgroup2 root, from the kernfs
+    /// names the program recorded when it counted its first call; `None`
+    /// if it recorded none (a kernel whose BTF lacks the offsets).
+    pub fn cgroup_path(&self, id: u64) -> Option<PathBuf> {
+        names::path(&self.ebpf, id)
     }
 
     /// Deletes the counters and the record of gone cgroup `id`, whose
     /// grace period is over.
     pub fn remove_cgroup(&mut self, id: u64) -> Result<(), ProbeError> {
         read::remove_cgroup(&self.ebpf, id)?;
+        names::forget(&mut self.ebpf, id)?;
         owners::remove(&mut self.ebpf, id)
     }
 

@@ -60,3 +60,18 @@ pub fn test_plugin(name: &str) -> PathBuf {
     assert!(path.is_file(), "{} was not built", path.display());
     path
 }
+
+/// The `numbered` test plugin as vendor `name` (16 bytes, as its
+/// placeholder), claiming driver `<name>_drv`: one file made into many
+/// distinct vendors.
+pub fn numbered_plugin(name: &str) -> Vec<u8> {
+    const PLACEHOLDER: &[u8; 16] = b"numbered-vendor0";
+    assert_eq!(name.len(), PLACEHOLDER.len());
+    let mut bytes = std::fs::read(test_plugin("numbered")).unwrap();
+    let at = bytes
+        .windows(PLACEHOLDER.len())
+        .position(|w| w == PLACEHOLDER)
+        .expect("the placeholder is in the component's data");
+    bytes[at..at + PLACEHOLDER.len()].copy_from_slice(name.as_bytes());
+    bytes
+}
