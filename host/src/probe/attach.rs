@@ -30,7 +30,7 @@ use aya::{
 use aya_obj::generated::bpf_insn;
 use kubenpu_ebpf::{HOOKED_FUNCTION, program};
 
-use super::{Btf, Config, ProbeError, lacks_privilege, pins, syscall};
+use super::{Btf, Config, ProbeError, Stage, pins, syscall};
 use crate::program::OBJECT;
 
 /// The hook the agent is asked for.
@@ -133,6 +133,7 @@ pub fn attach(
         HookChoice::KprobeMulti => &[Hook::KprobeMulti],
     };
     let mut failures = Vec::new();
+    let mut denied = false;
     for &wanted in candidates {
         let attempt = load(ebpf, wanted, vmlinux, config.debug).and_then(|(hook, loaded)| {
             let tag = syscall::program_stats(program_fd(ebpf, &loaded)?)
@@ -158,12 +159,15 @@ pub fn attach(
                 pins::forget_replaced(&config.pin_dir);
                 return Ok(Attached { hook, reason });
             }
-            Err(e) => failures.push(format!("{} unavailable: {}", wanted.as_str(), e.reason())),
+            Err(e) => {
+                denied |= matches!(e, ProbeError::Permission(_));
+                failures.push(format!("{} unavailable: {}", wanted.as_str(), e.reason()));
+            }
         }
     }
     // Where a privilege is what stopped one hook, granting it is the fix,
     // whatever the others lacked.
-    if failures.iter().any(|f| lacks_privilege(f)) {
+    if denied {
         Err(ProbeError::AttachDenied(failures.join("; ")))
     } else {
         Err(ProbeError::Attach(failures.join("; ")))
@@ -214,7 +218,9 @@ fn load(
     vmlinux: &Btf,
     debug: bool,
 ) -> Result<(Hook, Loaded), ProbeError> {
-    let err = |e: &dyn std::error::Error| ProbeError::from_load(verbose(e, debug));
+    let err = |e: &(dyn std::error::Error + 'static)| {
+        ProbeError::classify(e, Stage::Load, verbose(e, debug), ProbeError::Other)
+    };
     match wanted {
         Hook::Kprobe => {
             let prog: &mut KProbe = program_mut(ebpf, program::KPROBE)?;
@@ -278,7 +284,8 @@ fn load_error(what: &str, (e, log): (io::Error, String), debug: bool) -> ProbeEr
     } else {
         String::new()
     };
-    ProbeError::from_load(format!("{what}: {e}{log}"))
+    let text = format!("{what}: {e}{log}");
+    ProbeError::classify(&e, Stage::Load, text, ProbeError::Other)
 }
 
 fn program_mut<'a, P>(ebpf: &'a mut Ebpf, name: &str) -> Result<&'a mut P, ProbeError>
@@ -387,7 +394,6 @@ fn link_and_pin(
     loaded: Loaded,
     pin_dir: &Path,
 ) -> Result<(), ProbeError> {
-    let attach_err = |e: &dyn std::error::Error| ProbeError::Attach(chain(e));
     // bpffs reserves names with dots.
     let staged_link = pins::link_path(pin_dir).with_file_name("link-next");
     let staged_program = pins::program_path(pin_dir).with_file_name("program-next");
@@ -402,8 +408,10 @@ fn link_and_pin(
         .map_err(|e| pin_err(&staged_program, e.to_string()))?;
     match (hook, loaded) {
         (_, Loaded::Multi(prog)) => {
-            let link = syscall::kprobe_multi_link(prog.as_fd(), HOOKED_FUNCTION)
-                .map_err(|e| ProbeError::from_load(format!("BPF_LINK_CREATE kprobe.multi: {e}")))?;
+            let link = syscall::kprobe_multi_link(prog.as_fd(), HOOKED_FUNCTION).map_err(|e| {
+                let text = format!("BPF_LINK_CREATE kprobe.multi: {e}");
+                ProbeError::classify(&e, Stage::Attach, text, ProbeError::Attach)
+            })?;
             syscall::pin(link.as_fd(), &staged_link)
                 .map_err(|e| pin_err(&staged_link, e.to_string()))?;
         }
@@ -411,12 +419,12 @@ fn link_and_pin(
             let prog: &mut KProbe = program_mut(ebpf, program::KPROBE)?;
             let id = prog
                 .attach(HOOKED_FUNCTION, 0)
-                .map_err(|e| attach_err(&e))?;
+                .map_err(|e| attach_error(&e))?;
             let link: FdLink = prog
                 .take_link(id)
-                .map_err(|e| attach_err(&e))?
+                .map_err(|e| attach_error(&e))?
                 .try_into()
-                .map_err(|e| attach_err(&e))?;
+                .map_err(|e| attach_error(&e))?;
             pin_fd_link(link, &staged_link)?;
         }
         (_, Loaded::OnModule(mut prog)) => pin_fd_link(fentry_link(&mut prog)?, &staged_link)?,
@@ -443,9 +451,13 @@ fn pin_fd_link(link: FdLink, path: &Path) -> Result<(), ProbeError> {
 }
 
 fn fentry_link(prog: &mut FEntry) -> Result<FdLink, ProbeError> {
-    let attach_err = |e: &dyn std::error::Error| ProbeError::Attach(chain(e));
-    let id = prog.attach().map_err(|e| attach_err(&e))?;
-    Ok(prog.take_link(id).map_err(|e| attach_err(&e))?.into())
+    let id = prog.attach().map_err(|e| attach_error(&e))?;
+    Ok(prog.take_link(id).map_err(|e| attach_error(&e))?.into())
+}
+
+/// A failed attach, refused for lack of privilege or not.
+fn attach_error(e: &(dyn std::error::Error + 'static)) -> ProbeError {
+    ProbeError::classify(e, Stage::Attach, chain(e), ProbeError::Attach)
 }
 
 /// An error and its sources on one line (aya's top-level messages omit

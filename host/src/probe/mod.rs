@@ -90,21 +90,55 @@ impl ProbeError {
     /// The message without the kind's prefix, for joining several.
     fn reason(&self) -> String {
         match self {
-            ProbeError::Attach(reason) | ProbeError::Other(reason) | ProbeError::Layout(reason) => {
-                reason.clone()
-            }
+            ProbeError::Attach(reason)
+            | ProbeError::Other(reason)
+            | ProbeError::Layout(reason)
+            | ProbeError::Permission(reason) => reason.clone(),
             other => other.to_string(),
         }
     }
 
-    fn from_load(e: impl std::fmt::Display) -> Self {
-        let text = e.to_string();
-        if lacks_privilege(&text) {
+    /// A failure to load or attach, as `text`: a refusal for lack of
+    /// privilege if `e`'s errno says so (see [`denied`]), else `other`.
+    fn classify(
+        e: &(dyn std::error::Error + 'static),
+        stage: Stage,
+        text: String,
+        other: fn(String) -> Self,
+    ) -> Self {
+        if denied(e, stage) {
             ProbeError::Permission(text)
         } else {
-            ProbeError::Other(text)
+            other(text)
         }
     }
+}
+
+/// Where a kernel call failed: the same errno means different things.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// Loading a program: EACCES is the verifier rejecting it.
+    Load,
+    /// Attaching it: EACCES is `perf_event_open` refused by
+    /// `kernel.perf_event_paranoid`.
+    Attach,
+}
+
+/// Whether `e`, or an error it wraps, is the kernel refusing for lack of a
+/// capability: EPERM, or EACCES while attaching.
+fn denied(e: &(dyn std::error::Error + 'static), stage: Stage) -> bool {
+    let mut next = Some(e);
+    while let Some(e) = next {
+        let errno = e
+            .downcast_ref::<std::io::Error>()
+            .and_then(std::io::Error::raw_os_error);
+        match (errno, stage) {
+            (Some(libc::EPERM), _) | (Some(libc::EACCES), Stage::Attach) => return true,
+            (Some(_), _) => return false,
+            (None, _) => next = e.source(),
+        }
+    }
+    false
 }
 
 /// The loaded program, its maps and its link.
@@ -142,7 +176,9 @@ impl Probe {
             .map_max_entries(map::NAMES, config.max_counters)
             .default_map_pin_directory(&maps_dir);
         cgroup_names.set(&mut loader);
-        let mut ebpf = loader.load(OBJECT).map_err(ProbeError::from_load)?;
+        let mut ebpf = loader
+            .load(OBJECT)
+            .map_err(|e| ProbeError::classify(&e, Stage::Load, e.to_string(), ProbeError::Other))?;
         pins::write_layout(&mut ebpf, &config)?;
         let attached = attach::attach(&mut ebpf, &config, &vmlinux, fresh_maps)?;
         Ok(Self {
@@ -235,33 +271,30 @@ impl Probe {
     }
 }
 
-/// Whether `text`, a kernel error as aya reports it, means the agent lacks
-/// a capability: EPERM from any call, or EACCES from `perf_event_open`
-/// (`kernel.perf_event_paranoid`). The verifier's EACCES rejects a program
-/// and is not this.
-fn lacks_privilege(text: &str) -> bool {
-    text.contains("Operation not permitted")
-        || text.contains("EPERM")
-        || (text.contains("perf_event_open") && text.contains("Permission denied"))
-}
-
 #[cfg(test)]
 mod tests {
-    use super::lacks_privilege;
+    use std::io;
+
+    use super::{Stage, denied};
+
+    /// An error wrapping `source`, as aya's errors wrap the kernel's.
+    #[derive(Debug, thiserror::Error)]
+    #[error("the call failed")]
+    struct Wrapper(#[source] io::Error);
 
     #[test]
-    fn only_privilege_refusals_count_as_lacking_privilege() {
-        assert!(lacks_privilege(
-            "fentry unavailable: Operation not permitted (os error 1)"
-        ));
-        assert!(lacks_privilege(
-            "kprobe unavailable: `perf_event_open` failed: Permission denied (os error 13)"
-        ));
-        assert!(!lacks_privilege(
-            "the BPF_PROG_LOAD syscall failed. Verifier output: invalid mem access: Permission denied (os error 13)"
-        ));
-        assert!(!lacks_privilege(
-            "drm_ioctl is neither in vmlinux BTF nor in a loaded drm module"
+    fn only_the_kernels_privilege_refusals_count_as_denied() {
+        let errno = |n| Wrapper(io::Error::from_raw_os_error(n));
+        assert!(denied(&errno(libc::EPERM), Stage::Load));
+        assert!(denied(&errno(libc::EPERM), Stage::Attach));
+        // perf_event_open under perf_event_paranoid > 2.
+        assert!(denied(&errno(libc::EACCES), Stage::Attach));
+        // The verifier rejecting a program.
+        assert!(!denied(&errno(libc::EACCES), Stage::Load));
+        assert!(!denied(&errno(libc::EOPNOTSUPP), Stage::Attach));
+        assert!(!denied(
+            &Wrapper(io::Error::other("no errno")),
+            Stage::Attach
         ));
     }
 }
