@@ -17,6 +17,7 @@ use tokio::{
     sync::{mpsc, oneshot},
     time,
 };
+use tracing::{debug, info, warn};
 
 use crate::{
     attribution::{
@@ -50,10 +51,10 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
     if config.cleanup {
         probe::cleanup(&config.pin_path)
             .map_err(|e| anyhow::anyhow!("cannot remove {}: {e}", config.pin_path.display()))?;
-        log(format_args!(
+        info!(
             "removed {} (program detached, counts gone)",
             config.pin_path.display()
-        ));
+        );
         return Ok(());
     }
     let cgroup_root = preflight(config.cgroup_root.as_deref())?;
@@ -86,12 +87,8 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
         max_counters: config.max_counters,
         debug: config.debug,
     })?;
-    log(format_args!(
-        "hook {}: {}",
-        probe.hook().as_str(),
-        probe.hook_reason()
-    ));
-    log(format_args!("cgroups: {}", cgroup_root.display()));
+    info!("hook {}: {}", probe.hook().as_str(), probe.hook_reason());
+    info!("cgroups: {}", cgroup_root.display());
     let (asks, mut reports) = resolver::spawn(
         Cri::new(config.cri_socket.clone(), config.cri_timeout),
         CRI_RETRY,
@@ -107,7 +104,6 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
         probe,
         asks,
         cri_up: false,
-        debug: config.debug,
         faults: Faults::default(),
     };
     agent.restore();
@@ -119,10 +115,10 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
             let _ = vendor_tx.send(update);
         })?)
     } else {
-        log(format_args!(
+        info!(
             "plugins directory {} does not exist: built-in vendors only (create it to add plugins)",
             config.plugins_dir.display()
-        ));
+        );
         None
     };
 
@@ -134,11 +130,11 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
         timer.set_missed_tick_behavior(time::MissedTickBehavior::Delay);
     }
     ready.store(true, Ordering::Release);
-    log(format_args!(
+    info!(
         "ready: counting on {} device(s), serving /metrics on {}",
         agent.table.claimed().count(),
         config.listen
-    ));
+    );
     loop {
         tokio::select! {
             _ = terminate.recv() => break,
@@ -164,12 +160,12 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
                 Ok(update) => {
                     report_rejections(&update, &agent.table.vendors);
                     if summary(&update) != summary(&agent.table.vendors) {
-                        log(format_args!("vendors: {}", summary(&update)));
+                        info!("vendors: {}", summary(&update));
                     }
                     agent.table = DeviceTable::build(agent.devices(), update);
                     agent.reinstall();
                 }
-                Err(e) => log(format_args!("cannot read the plugins directory: {e}")),
+                Err(e) => warn!("cannot read the plugins directory: {e}"),
             },
         }
     }
@@ -177,10 +173,10 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
     let _ = stop_server.send(());
     drop(queries);
     let _ = time::timeout(Duration::from_secs(5), server).await;
-    log(format_args!(
+    info!(
         "stopping; the program stays attached and counting, pinned at {}",
         config.pin_path.display()
-    ));
+    );
     Ok(())
 }
 
@@ -195,7 +191,6 @@ struct Agent {
     /// The Kubernetes node, for `kubenpu_device_info`.
     node: String,
     cri_up: bool,
-    debug: bool,
     /// Errors met after start-up, which the agent goes on from.
     faults: Faults,
 }
@@ -213,7 +208,7 @@ impl Agent {
     /// Uploads the device table and logs what is counted.
     fn install(&mut self) -> anyhow::Result<()> {
         for problem in &self.table.problems {
-            log(format_args!("{problem}"));
+            warn!("{problem}");
         }
         self.probe.upload(&self.table)?;
         self.usage.learn(&self.table);
@@ -223,11 +218,9 @@ impl Agent {
             .map(|(device, vendor)| format!("{} ({})", device.name, vendor.name()))
             .collect();
         if claimed.is_empty() {
-            log(format_args!(
-                "no accelerator found: idle, watching for devices and plugins"
-            ));
+            info!("no accelerator found: idle, watching for devices and plugins");
         } else {
-            log(format_args!("counting on {}", claimed.join(", ")));
+            info!("counting on {}", claimed.join(", "));
         }
         Ok(())
     }
@@ -243,11 +236,11 @@ impl Agent {
     fn reattach_if_drm_reloaded(&mut self) {
         let outcome = self.probe.reattach_if_drm_reloaded();
         if self.faults.check("reattach", outcome, log_line) == Some(true) {
-            log(format_args!(
+            info!(
                 "hook {}: {}",
                 self.probe.hook().as_str(),
                 self.probe.hook_reason()
-            ));
+            );
         }
     }
 
@@ -259,12 +252,10 @@ impl Agent {
         };
         let now = Instant::now();
         for key in keys {
-            if self.debug {
-                log(format_args!(
-                    "new key: cgroup {} dev {:#x} nr {:#04x}",
-                    key.cgroup_id, key.dev, key.nr
-                ));
-            }
+            debug!(
+                "new key: cgroup {} dev {:#x} nr {:#04x}",
+                key.cgroup_id, key.dev, key.nr
+            );
             let recorded = self.probe.cgroup_path(key.cgroup_id);
             if let Some(ask) = self.usage.attributor.note(key.cgroup_id, now, recorded) {
                 let _ = self.asks.send(ask);
@@ -277,21 +268,17 @@ impl Agent {
     fn report(&mut self, report: Report) {
         match report {
             Report::Answer(ask, owner) => {
-                if self.debug {
-                    log(format_args!("CRI: {ask:?} is {owner:?}"));
-                }
+                debug!("CRI: {ask:?} is {owner:?}");
                 self.usage.attributor.answer(ask, owner);
                 self.save_names();
             }
             Report::Down(e) => {
                 self.cri_up = false;
-                log(format_args!(
-                    "{e}; counting goes on, and new containers are named when it answers"
-                ));
+                warn!("{e}; counting goes on, and new containers are named when it answers");
             }
             Report::Up(socket) => {
                 self.cri_up = true;
-                log(format_args!("CRI: {}", socket.display()));
+                info!("CRI: {}", socket.display());
             }
         }
     }
@@ -307,11 +294,11 @@ impl Agent {
             .map(|(id, record)| owner_record::named(*id, record))
             .collect();
         if !named.is_empty() {
-            log(format_args!(
+            info!(
                 "restored the names of {} cgroup(s) ({} gone)",
                 named.len(),
                 named.iter().filter(|n| n.gone_at.is_some()).count()
-            ));
+            );
         }
         self.usage.attributor.restore(named, Instant::now());
     }
@@ -357,12 +344,12 @@ impl Agent {
                 done.push(id);
             }
         }
-        if self.debug && !done.is_empty() {
-            log(format_args!(
+        if !done.is_empty() {
+            debug!(
                 "{} gone cgroup(s) merged, {} expired",
                 sweep.merges.len(),
                 sweep.expired.len()
-            ));
+            );
         }
         self.usage.attributor.forget(&done);
     }
@@ -413,7 +400,7 @@ fn summary(vendors: &Vendors) -> String {
 fn report_rejections(now: &Vendors, before: &Vendors) {
     for rejection in &now.rejected {
         if !before.rejected.contains(rejection) {
-            log(format_args!("{rejection}"));
+            warn!("{rejection}");
         }
     }
 }
@@ -460,12 +447,7 @@ fn preflight(cgroup_root: Option<&Path>) -> anyhow::Result<PathBuf> {
     })
 }
 
-/// One line on stderr, prefixed with the program's name.
-pub fn log(message: std::fmt::Arguments<'_>) {
-    eprintln!("kubenpu-agent: {message}");
-}
-
-/// [`log`] of a line already formatted.
+/// A warning already formatted (for [`Faults`]).
 fn log_line(line: String) {
-    log(format_args!("{line}"));
+    warn!("{line}");
 }

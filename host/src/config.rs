@@ -5,7 +5,11 @@ use std::{path::PathBuf, time::Duration};
 
 use clap::Parser;
 
-use crate::{plugins, probe::HookChoice};
+use crate::{
+    logging::{LogFormat, LogLevel},
+    plugins,
+    probe::HookChoice,
+};
 
 /// kubenpu-agent: counts accelerator ioctls per cgroup on this node.
 #[derive(Debug, Clone, Parser)]
@@ -17,9 +21,15 @@ pub struct AgentConfig {
     #[arg(long, value_enum, default_value = "auto")]
     pub hook: HookChoice,
     /// Print the kernel verifier's full log if a program is rejected, and
-    /// each new (cgroup, device, ioctl) key as the kernel notes it.
+    /// log at debug level (each new key the kernel notes, each CRI answer).
     #[arg(long)]
     pub debug: bool,
+    /// How log lines are written: text, or JSON objects for log pipelines.
+    #[arg(long, value_enum, default_value = "text")]
+    pub log_format: LogFormat,
+    /// The least severe level logged (--debug implies debug).
+    #[arg(long, value_enum, default_value = "info")]
+    pub log_level: LogLevel,
     /// bpffs directory where the maps and link are pinned, so counts
     /// survive agent restarts.
     #[arg(long, default_value = "/sys/fs/bpf/kubenpu")]

@@ -146,3 +146,27 @@ fn a_listen_address_must_be_host_and_port() {
         stderr(&out)
     );
 }
+
+#[test]
+fn json_logs_are_one_object_per_line_even_for_a_refusal() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = agent(&[
+        "--log-format",
+        "json",
+        "--cgroup-root",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stderr(&out);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    let line: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    assert_eq!(line["level"], "ERROR", "{text}");
+    assert_eq!(
+        line["message"],
+        format!(
+            "--cgroup-root {} is not a cgroup v2 hierarchy (no cgroup.procs in it)",
+            dir.path().display()
+        )
+    );
+    assert!(line["timestamp"].is_string(), "{text}");
+}

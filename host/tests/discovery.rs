@@ -10,7 +10,6 @@ use kubenpu::{
     device_table::DeviceTable,
     discovery::discover,
     plugins::{PluginHost, Vendors},
-    report,
 };
 use serde_json::{Value, json};
 use support::sysfs::Sysfs;
@@ -26,12 +25,38 @@ fn builtins() -> Vendors {
         .clone()
 }
 
+/// What `kubenpuctl devices` prints for the fixture tree, with the
+/// built-in vendors only.
+fn kubenpuctl_devices(sysfs: &Sysfs, json: bool) -> String {
+    let no_plugins = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kubenpuctl"));
+    cmd.arg("devices")
+        .arg("--sysfs-root")
+        .arg(sysfs.path().join("sys"))
+        .arg("--dev-root")
+        .arg(sysfs.path().join("dev"))
+        .arg("--plugins-dir")
+        .arg(no_plugins.path());
+    if json {
+        cmd.arg("--json");
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The rows `kubenpuctl devices --json` prints; discovery skipped nothing
+/// and every claiming plugin answered.
 fn rows(sysfs: &Sysfs) -> Value {
     let found = discover(&sysfs.roots());
     assert_eq!(found.skipped, Vec::<String>::new());
     let table = DeviceTable::build(found.devices, builtins());
     assert_eq!(table.problems, Vec::<String>::new());
-    serde_json::from_str(&report::devices(&table, report::Format::Json)).unwrap()
+    serde_json::from_str(&kubenpuctl_devices(sysfs, true)).unwrap()
 }
 
 fn row(
@@ -316,28 +341,7 @@ fn kubenpuctl_prints_the_table_and_json_for_a_fixture_tree() {
     sysfs.node(&igpu, "drm", "renderD128", 226, 128);
     let vgem = sysfs.other("platform/vgem", None, "");
     sysfs.node(&vgem, "drm", "card1", 226, 1);
-    let no_plugins = tempfile::tempdir().unwrap();
-
-    let run = |json: bool| {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_kubenpuctl"));
-        cmd.arg("devices")
-            .arg("--sysfs-root")
-            .arg(sysfs.path().join("sys"));
-        cmd.arg("--dev-root")
-            .arg(sysfs.path().join("dev"))
-            .arg("--plugins-dir")
-            .arg(no_plugins.path());
-        if json {
-            cmd.arg("--json");
-        }
-        let out = cmd.output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let run = |json: bool| kubenpuctl_devices(&sysfs, json);
     assert_eq!(
         run(false),
         "DRIVER  PCI-ID     ADDRESS        NODES          VENDOR\n\

@@ -32,7 +32,7 @@ type Series = BTreeMap<(String, String, String, String), u64>;
 
 /// The guest script; `step NAME` waits for the test's checks.
 fn script() -> String {
-    let render = "$VIRTIO_RENDER:0x42:400 $VIRTIO_RENDER:0x44:120 $VIRTIO_RENDER:0x48:300 $VIRTIO_RENDER:0x03:77 $VGEM_CARD:0xb2:50";
+    let render = "$VIRTIO_RENDER:0x42:400 $VIRTIO_RENDER:0x44:120 $VIRTIO_RENDER:0x48:300 $VIRTIO_RENDER:0x43:77 $VGEM_CARD:0xb2:50";
     let encode = "$VGEM_CARD:0x41:700 $VGEM_CARD:0xb2:90 $VIRTIO_CARD:0x48:30 $VIRTIO_CARD:0x42:15";
     format!(
         r#"

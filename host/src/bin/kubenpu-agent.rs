@@ -4,7 +4,11 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use kubenpu::{agent, config::AgentConfig};
+use kubenpu::{
+    agent,
+    config::AgentConfig,
+    logging::{self, LogFormat, LogLevel},
+};
 
 /// The agent's loop runs on the main thread and owns the kernel maps; its
 /// cgroup walks, sysfs rescans and BTF reads block that thread. The HTTP
@@ -13,10 +17,23 @@ use kubenpu::{agent, config::AgentConfig};
 /// of `/metrics` still waits for the loop, which alone reads the maps).
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> ExitCode {
-    match agent::run(AgentConfig::parse()).await {
+    let config = AgentConfig::parse();
+    let level = if config.debug {
+        LogLevel::Debug
+    } else {
+        config.log_level
+    };
+    let format = config.log_format;
+    logging::init(format, level);
+    match agent::run(config).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("kubenpu-agent: {e:#}");
+            // One line, as the chosen format writes it; the text form
+            // without the level, since the exit status says it failed.
+            match format {
+                LogFormat::Text => eprintln!("kubenpu-agent: {e:#}"),
+                LogFormat::Json => tracing::error!("{e:#}"),
+            }
             ExitCode::FAILURE
         }
     }

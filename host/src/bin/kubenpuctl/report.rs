@@ -5,7 +5,7 @@ use std::{collections::BTreeMap, fmt::Write as _, sync::Arc};
 
 use serde::Serialize;
 
-use crate::{
+use kubenpu::{
     device_table::DeviceTable,
     discovery::{DevNum, Subsystem},
     plugins::{Plugin, Source},
@@ -286,7 +286,7 @@ fn aligned(header: &[&str], rows: impl Iterator<Item = Vec<String>>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::server::{UsageReport, UsageRow};
+    use kubenpu::server::{UsageReport, UsageRow};
 
     fn row(pod: &str, kind: &str, calls: u64) -> UsageRow {
         UsageRow {

@@ -9,9 +9,11 @@ use kubenpu::{
     discovery::{self, Roots},
     http,
     plugins::{self, PluginHost},
-    report::{self, Format},
     server,
 };
+use report::Format;
+
+mod report;
 
 #[derive(Parser)]
 #[command(version, about = "Inspect what the KubeNPU agent sees on this node")]
