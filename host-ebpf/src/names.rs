@@ -95,6 +95,8 @@ pub fn record(cgroup_id: u64) {
         path.depth = level as u32 + 1;
         node = parent;
     }
-    // Another CPU may have recorded it meanwhile: either copy is right.
-    let _ = NAMES.insert(cgroup_id, &*path, BPF_NOEXIST as u64);
+    // By reference: a copy (over 1 KiB) would not fit the stack. Another
+    // CPU may have recorded it meanwhile: either copy is right.
+    let recorded: &CgroupPath = path;
+    let _ = NAMES.insert(cgroup_id, recorded, BPF_NOEXIST as u64);
 }

@@ -8,14 +8,15 @@
 //!   per-event agent would, one by one. It filters with the agent's pinned
 //!   DEVICES and IOCTLS maps, so run the agent once first to fill them.
 //!
-//! `hook_variant empty|per-event fentry|kprobe [PIN_DIR]` (as root; fentry
-//! goes through the `drm` module's BTF, as on Debian's kernels; PIN_DIR is
-//! the agent's `--pin-path`, /sys/fs/bpf/kubenpu by default). On exit it
+//! `hook_variant empty|per-event fentry|kprobe|kprobe-multi [PIN_DIR]` (as
+//! root; fentry goes through the `drm` module's BTF, as on Debian's
+//! kernels; kprobe-multi runs the kprobe program through an fprobe; PIN_DIR
+//! is the agent's `--pin-path`, /sys/fs/bpf/kubenpu by default). On exit it
 //! prints the events it read.
 
 use std::{
     io::Read as _,
-    os::fd::AsRawFd as _,
+    os::fd::{AsFd as _, AsRawFd as _, OwnedFd},
     path::{Path, PathBuf},
     sync::{
         Arc,
@@ -29,7 +30,7 @@ use aya::{
     programs::{FEntry, KProbe, links::FdLink},
 };
 use kubenpu::{
-    probe::{Btf, VMLINUX_BTF, load_on_module},
+    probe::{Btf, VMLINUX_BTF, link_kprobe_multi, load_kprobe_multi, load_on_module},
     program::{FLOOR_OBJECT, PER_EVENT_OBJECT},
 };
 use kubenpu_ebpf::global;
@@ -37,7 +38,7 @@ use kubenpu_ebpf::global;
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [variant, hook, rest @ ..] = &args[..] else {
-        anyhow::bail!("usage: hook_variant empty|per-event fentry|kprobe [PIN_DIR]");
+        anyhow::bail!("usage: hook_variant empty|per-event fentry|kprobe|kprobe-multi [PIN_DIR]");
     };
     let pin_dir = PathBuf::from(rest.first().map_or("/sys/fs/bpf/kubenpu", String::as_str));
     let vmlinux = Btf::from_file(Path::new(VMLINUX_BTF), None)?;
@@ -63,8 +64,7 @@ fn main() -> anyhow::Result<()> {
             .default_map_pin_directory(pin_dir.join("maps"));
     }
     let mut ebpf = loader.load(object)?;
-    let name = format!("{prefix}_{hook}");
-    let _link = attach(&mut ebpf, object, &name, hook, &vmlinux)?;
+    let _attached = attach(&mut ebpf, object, prefix, hook, &vmlinux)?;
     eprintln!("hook_variant: {variant} {hook} program attached; close stdin to detach");
 
     let done = Arc::new(AtomicBool::new(false));
@@ -83,29 +83,47 @@ fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What keeps a comparison program attached until the example exits.
+#[allow(dead_code, reason = "held, never read: dropping it detaches")]
+enum Attached {
+    /// A link aya made.
+    Link(FdLink),
+    /// A kprobe.multi link, with its program.
+    Multi(OwnedFd, OwnedFd),
+}
+
 fn attach(
     ebpf: &mut Ebpf,
     object: &[u8],
-    name: &str,
+    prefix: &str,
     hook: &str,
     vmlinux: &Btf,
-) -> anyhow::Result<FdLink> {
+) -> anyhow::Result<Attached> {
     Ok(match hook {
         "kprobe" => {
+            let name = format!("{prefix}_kprobe");
             let program: &mut KProbe = ebpf
-                .program_mut(name)
+                .program_mut(&name)
                 .ok_or_else(|| anyhow::anyhow!("no program {name}"))?
                 .try_into()?;
             program.load()?;
             let id = program.attach("drm_ioctl", 0)?;
-            FdLink::try_from(program.take_link(id)?)?
+            Attached::Link(FdLink::try_from(program.take_link(id)?)?)
+        }
+        "kprobe-multi" => {
+            let program = load_kprobe_multi(ebpf, object, &format!("{prefix}_kprobe"), true)?;
+            let link = link_kprobe_multi(program.as_fd())?;
+            Attached::Multi(program, link)
         }
         "fentry" => {
-            let mut program: FEntry = load_on_module(ebpf, object, name, vmlinux, true)?;
+            let mut program: FEntry =
+                load_on_module(ebpf, object, &format!("{prefix}_fentry"), vmlinux, true)?;
             let id = program.attach()?;
-            program.take_link(id)?.into()
+            Attached::Link(program.take_link(id)?.into())
         }
-        other => anyhow::bail!("hook_variant: unknown hook {other:?}: choose fentry or kprobe"),
+        other => anyhow::bail!(
+            "hook_variant: unknown hook {other:?}: choose fentry, kprobe or kprobe-multi"
+        ),
     })
 }
 

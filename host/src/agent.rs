@@ -129,6 +129,9 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
     for timer in [&mut rescan, &mut drain] {
         timer.set_missed_tick_behavior(time::MissedTickBehavior::Delay);
     }
+    // Devices found by a rescan, and whether one is under way.
+    let (found_tx, mut found_rx) = mpsc::channel(1);
+    let mut scanning = false;
     ready.store(true, Ordering::Release);
     info!(
         "ready: counting on {} device(s), serving /metrics on {}",
@@ -150,7 +153,18 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
             _ = rescan.tick() => {
                 agent.sweep();
                 agent.reattach_if_drm_reloaded();
-                let devices = discovery::discover(&roots).devices;
+                // sysfs is read on a blocking thread; the loop goes on
+                // answering meanwhile and takes the result below.
+                if !scanning {
+                    scanning = true;
+                    let (roots, found) = (roots.clone(), found_tx.clone());
+                    tokio::task::spawn_blocking(move || {
+                        let _ = found.blocking_send(discovery::discover(&roots).devices);
+                    });
+                }
+            }
+            Some(devices) = found_rx.recv() => {
+                scanning = false;
                 if devices != agent.devices() {
                     agent.table = DeviceTable::build(devices, agent.table.vendors.clone());
                     agent.reinstall();

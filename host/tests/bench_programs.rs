@@ -1,5 +1,5 @@
 //! The benchmarks' yardsticks are what they claim to be (BENCHMARKS.md
-//! compares the counting program with them): on both hooks, the per-event
+//! compares the counting program with them): on every hook, the per-event
 //! variant filters exactly as the agent does and its reader receives one
 //! event per counted call, and the empty program runs once per call.
 
@@ -17,8 +17,10 @@ fn the_per_event_variant_sees_every_counted_call_and_nothing_else() {
          echo 1 > /proc/sys/kernel/bpf_stats_enabled
          start_agent
          stop_agent
-         rm /sys/fs/bpf/kubenpu/link
-         for hook in fentry kprobe; do
+         rm /sys/fs/bpf/kubenpu/link /sys/fs/bpf/kubenpu/program
+         for i in $(seq 50); do [ -z \"$(prog_stats)\" ] && break; sleep 0.1; done
+         [ -z \"$(prog_stats)\" ] || fail \"the agent's program is still loaded\"
+         for hook in fentry kprobe kprobe-multi; do
            for variant in per-event empty; do
              rm -f /tmp/in; mkfifo /tmp/in
              hook_variant $variant $hook < /tmp/in > /shared/$variant.$hook 2> /tmp/err &
@@ -35,7 +37,7 @@ fn the_per_event_variant_sees_every_counted_call_and_nothing_else() {
          done
          cp $AGENT_LOG /shared/agent.log",
     );
-    for hook in ["fentry", "kprobe"] {
+    for hook in ["fentry", "kprobe", "kprobe-multi"] {
         // 3000 + 700 counted; the untracked ioctl and the unclaimed device
         // make none.
         assert_eq!(

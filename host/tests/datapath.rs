@@ -8,51 +8,38 @@ mod support;
 use kubenpu_vm::Kernel;
 use support::guest::{Counts, Results, run, run_with};
 
-/// Declares `$test` once per kernel, as `$test::bookworm` and so on.
+/// Declares each `$test` once per kernel of the list, as `$test::sid` and
+/// so on.
+macro_rules! on_kernels {
+    ($kernels:tt: $($test:ident),* $(,)?) => {$(
+        on_kernels!(@one $kernels $test);
+    )*};
+    (@one [$($name:ident => $kernel:ident),*] $test:ident) => {
+        mod $test {
+            use kubenpu_vm::Kernel;
+
+            $(
+                #[test]
+                fn $name() {
+                    super::$test(Kernel::$kernel);
+                }
+            )*
+        }
+    };
+}
+
+/// Declares `$test` once per kernel.
 macro_rules! on_every_kernel {
-    ($($test:ident),* $(,)?) => {$(
-        mod $test {
-            use kubenpu_vm::Kernel;
-
-            #[test]
-            fn bookworm() {
-                super::$test(Kernel::Bookworm);
-            }
-
-            #[test]
-            fn bookworm_backports() {
-                super::$test(Kernel::BookwormBackports);
-            }
-
-            #[test]
-            fn sid() {
-                super::$test(Kernel::Sid);
-            }
-        }
-    )*};
+    ($($test:ident),* $(,)?) => {
+        on_kernels!(
+            [bookworm => Bookworm, bookworm_backports => BookwormBackports, sid => Sid]:
+            $($test),*
+        );
+    };
 }
 
-/// Declares `$test` on the kernels with fprobe (kprobe.multi): Debian's
-/// 6.12 and newer.
-macro_rules! on_kernels_with_fprobe {
-    ($($test:ident),* $(,)?) => {$(
-        mod $test {
-            use kubenpu_vm::Kernel;
-
-            #[test]
-            fn bookworm_backports() {
-                super::$test(Kernel::BookwormBackports);
-            }
-
-            #[test]
-            fn sid() {
-                super::$test(Kernel::Sid);
-            }
-        }
-    )*};
-}
-
-on_kernels_with_fprobe!(exact_counts_with_kprobe_multi);
+// kprobe.multi needs fprobe: Debian's 6.12 and newer, not 6.1.
+on_kernels!([bookworm_backports => BookwormBackports, sid => Sid]: exact_counts_with_kprobe_multi);
 
 on_every_kernel!(
     every_thread_is_counted_under_every_hook,

@@ -83,13 +83,7 @@ fn a_pods_ioctls_become_prometheus_series() {
     let dir = tempfile::tempdir().unwrap();
     let shared = dir.path().to_owned();
     let port = free_port().unwrap();
-    let vm = support::guest::vm(Kernel::Sid, &shared)
-        .binary(support::guest::pods())
-        .binary("/usr/bin/containerd")
-        .binary("/usr/bin/containerd-shim-runc-v2")
-        .binary("/usr/bin/runc")
-        .binary("/usr/bin/ctr")
-        .file("/pods.sh", 0o644, include_str!("guest/pods.sh"))
+    let vm = support::guest::with_containerd(support::guest::vm(Kernel::Sid, &shared))
         .forward(port, 8080)
         .timeout(Duration::from_secs(900));
     let guest = std::thread::spawn(move || {

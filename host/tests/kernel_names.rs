@@ -40,13 +40,7 @@ scrape() {
 fn short_lived_and_offline_pods_are_named_with_their_exact_counts() {
     let dir = tempfile::tempdir().unwrap();
     let agent = "start_agent --cri-socket /run/kubenpu-cri/containerd.sock --rescan-interval 1s";
-    let vm = support::guest::vm(Kernel::Sid, dir.path())
-        .binary(support::guest::pods())
-        .binary("/usr/bin/containerd")
-        .binary("/usr/bin/containerd-shim-runc-v2")
-        .binary("/usr/bin/runc")
-        .binary("/usr/bin/ctr")
-        .file("/pods.sh", 0o644, include_str!("guest/pods.sh"))
+    let vm = support::guest::with_containerd(support::guest::vm(Kernel::Sid, dir.path()))
         .timeout(Duration::from_secs(600));
     let outcome = vm
         .run(&format!(

@@ -54,27 +54,30 @@ release() {
   wait "$HOLD" || fail "hook_variant failed: $(cat /tmp/hold-err)"
   for i in $(seq 50); do [ -z "$(prog_stats)" ] && return; sleep 0.1; done
 }
-# The agent fills DEVICES and IOCTLS, then its link is dropped: the maps
-# stay pinned for the per-event variant, nothing else is attached.
+# detach: drops the agent's pinned link and program; its maps stay.
+detach() {
+  rm /sys/fs/bpf/kubenpu/link /sys/fs/bpf/kubenpu/program
+  for i in $(seq 50); do [ -z "$(prog_stats)" ] && break; sleep 0.1; done
+}
+# The agent fills DEVICES and IOCTLS, then is detached: the maps stay
+# pinned for the per-event variant, nothing else is attached.
 kubenpu-agent --cleanup > /dev/null 2>&1
 start_agent
 stop_agent
-rm /sys/fs/bpf/kubenpu/link
-for i in $(seq 50); do [ -z "$(prog_stats)" ] && break; sleep 0.1; done
+detach
 
 for round in $(seq "$ROUNDS"); do
   for case in $CASES; do
     echo "cost $round none none ${case%%:*} 0 $(wall_per_call "${case#*:}:$N")"
   done
-  for hook in kprobe fentry; do
+  for hook in kprobe-multi kprobe fentry; do
     hold empty $hook
     measure "$round" $hook empty
     release
     start_agent --hook $hook
     measure "$round" $hook kubenpu
     stop_agent
-    rm /sys/fs/bpf/kubenpu/link
-    for i in $(seq 50); do [ -z "$(prog_stats)" ] && break; sleep 0.1; done
+    detach
     hold per-event $hook
     measure "$round" $hook per-event
     release

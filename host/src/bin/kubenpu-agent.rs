@@ -10,11 +10,12 @@ use kubenpu::{
     logging::{self, LogFormat, LogLevel},
 };
 
-/// The agent's loop runs on the main thread and owns the kernel maps; its
-/// cgroup walks, sysfs rescans and BTF reads block that thread. The HTTP
-/// server and the CRI resolver are tasks on two worker threads, so
-/// `/healthz` and `/readyz` answer and CRI calls go on meanwhile (a scrape
-/// of `/metrics` still waits for the loop, which alone reads the maps).
+/// The agent's loop runs on the main thread and owns the kernel maps. The
+/// HTTP server and the CRI resolver are tasks on two worker threads, sysfs
+/// rescans run on a blocking thread and plugins compile on the watcher's,
+/// so none of them waits for the loop's own work (a cgroup walk, rare now
+/// that the kernel records cgroup paths), and `/healthz` always answers;
+/// a scrape of `/metrics` waits for the loop, which alone reads the maps.
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> ExitCode {
     let config = AgentConfig::parse();

@@ -232,10 +232,7 @@ fn load(
         Hook::KprobeMulti => {
             // The kprobe program's instructions: a kprobe.multi program
             // gets the same pt_regs context.
-            let insns = relocated(ebpf, OBJECT, program::KPROBE)?;
-            let fd =
-                syscall::load_program(&insns, program::KPROBE, syscall::Target::KprobeMulti, debug)
-                    .map_err(|e| load_error("loading kprobe.multi", e, debug))?;
+            let fd = load_kprobe_multi(ebpf, OBJECT, program::KPROBE, debug)?;
             Ok((Hook::KprobeMulti, Loaded::Multi(fd)))
         }
         Hook::Fentry | Hook::FentryModule if vmlinux.func_id(HOOKED_FUNCTION, None).is_some() => {
@@ -325,6 +322,28 @@ fn relocated(ebpf: &Ebpf, object: &[u8], name: &str) -> Result<Vec<bpf_insn>, Pr
     Ok(obj.functions[&program.function_key()].instructions.clone())
 }
 
+/// Loads kprobe program `name` of `object` (whose maps `ebpf` created) for
+/// a kprobe.multi link: aya 0.14 cannot set its attach type.
+pub fn load_kprobe_multi(
+    ebpf: &Ebpf,
+    object: &[u8],
+    name: &str,
+    debug: bool,
+) -> Result<OwnedFd, ProbeError> {
+    let insns = relocated(ebpf, object, name)?;
+    syscall::load_program(&insns, name, syscall::Target::KprobeMulti, debug)
+        .map_err(|e| load_error("loading kprobe.multi", e, debug))
+}
+
+/// Attaches a program [`load_kprobe_multi`] loaded to `drm_ioctl`;
+/// returns the link.
+pub fn link_kprobe_multi(program: BorrowedFd<'_>) -> Result<OwnedFd, ProbeError> {
+    syscall::kprobe_multi_link(program, HOOKED_FUNCTION).map_err(|e| {
+        let text = format!("BPF_LINK_CREATE kprobe.multi: {e}");
+        ProbeError::classify(&e, Stage::Attach, text, ProbeError::Attach)
+    })
+}
+
 /// Loads fentry program `name` of `object` (whose maps `ebpf` created)
 /// against `drm_ioctl` in the `drm` module's BTF: aya 0.14 only resolves
 /// attach targets in vmlinux BTF.
@@ -408,10 +427,7 @@ fn link_and_pin(
         .map_err(|e| pin_err(&staged_program, e.to_string()))?;
     match (hook, loaded) {
         (_, Loaded::Multi(prog)) => {
-            let link = syscall::kprobe_multi_link(prog.as_fd(), HOOKED_FUNCTION).map_err(|e| {
-                let text = format!("BPF_LINK_CREATE kprobe.multi: {e}");
-                ProbeError::classify(&e, Stage::Attach, text, ProbeError::Attach)
-            })?;
+            let link = link_kprobe_multi(prog.as_fd())?;
             syscall::pin(link.as_fd(), &staged_link)
                 .map_err(|e| pin_err(&staged_link, e.to_string()))?;
         }

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use aya::{Ebpf, EbpfLoader};
 use kubenpu_ebpf::{global, map};
 
-pub use attach::{Hook, HookChoice, load_on_module};
+pub use attach::{Hook, HookChoice, link_kprobe_multi, load_kprobe_multi, load_on_module};
 pub use btf::{Btf, BtfError};
 pub use pins::cleanup;
 pub use read::{Counter, Losses, RECURSION, pinned as read_pinned, sum_counts};

@@ -123,6 +123,17 @@ pub fn vm(kernel: Kernel, shared: &Path) -> Vm {
         .shared_dir(shared)
 }
 
+/// `vm` with a private containerd and kubenpu-pods (which acts as
+/// kubelet), and the pod helpers at `/pods.sh`.
+pub fn with_containerd(vm: Vm) -> Vm {
+    vm.binary(pods())
+        .binary("/usr/bin/containerd")
+        .binary("/usr/bin/containerd-shim-runc-v2")
+        .binary("/usr/bin/runc")
+        .binary("/usr/bin/ctr")
+        .file("/pods.sh", 0o644, include_str!("../guest/pods.sh"))
+}
+
 impl Results {
     /// A file the guest script wrote to the shared directory.
     pub fn file(&self, name: &str) -> String {

@@ -36,7 +36,7 @@ fn number(word: &str) -> Result<f64> {
         .with_context(|| format!("{word:?} is not a number"))
 }
 
-const HOOKS: [&str; 2] = ["fentry", "kprobe"];
+const HOOKS: [&str; 3] = ["kprobe-multi", "kprobe", "fentry"];
 const VARIANTS: [&str; 4] = ["none", "empty", "kubenpu", "per-event"];
 const CASES: [&str; 3] = ["filtered", "untracked", "counted"];
 
@@ -151,6 +151,40 @@ pub fn footprint(text: &str) -> Result<String> {
     Ok(out)
 }
 
+/// /metrics latency under churn: percentiles over every scrape of every
+/// round (`scrape ROUND MICROSECONDS` lines).
+pub fn churn(text: &str) -> Result<String> {
+    let mut micros = lines(text, "scrape")
+        .into_iter()
+        .map(|fields| match fields[..] {
+            [_round, value] => number(value),
+            _ => bail!("a scrape line has {} fields, not 2", fields.len()),
+        })
+        .collect::<Result<Vec<f64>>>()?;
+    if micros.is_empty() {
+        bail!("no scrape lines: the churn benchmark did not run");
+    }
+    micros.sort_by(f64::total_cmp);
+    // Nearest rank: the smallest value at least a share q of all reach.
+    let at = |q: f64| {
+        let rank = (q * micros.len() as f64).ceil().max(1.0) as usize;
+        micros[rank - 1] / 1000.0
+    };
+    let mut out = String::from(
+        "### `/metrics` while 1,000 cgroups churn and a plugin is added\n\nLatency of every scrape over the rounds, in ms.\n\n| scrapes | p50 | p90 | p99 | max |\n|---:|---:|---:|---:|---:|\n",
+    );
+    writeln!(
+        out,
+        "| {} | {:.1} | {:.1} | {:.1} | {:.1} |\n",
+        micros.len(),
+        at(0.5),
+        at(0.9),
+        at(0.99),
+        at(1.0)
+    )?;
+    Ok(out)
+}
+
 /// criterion's estimates for the two halves of a scrape: the map read
 /// (`map_read/counts/N`) and the render (`render/FORMAT/N`).
 pub fn scrape(text: &str) -> Result<String> {
@@ -234,7 +268,7 @@ pub fn plugins(text: &str) -> Result<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{footprint, hooks, scrape};
+    use super::{churn, footprint, hooks, scrape};
 
     #[test]
     fn hook_lines_become_medians_and_ratios() {
@@ -262,6 +296,20 @@ mod tests {
         );
         assert!(out.contains("every event in 2 of 2 runs"), "{out}");
         assert!(hooks("nothing measured").is_err());
+    }
+
+    #[test]
+    fn scrape_latencies_become_percentiles() {
+        let text: String = (1..=100)
+            .map(|ms| format!("scrape {} {}\n", ms % 3, ms * 1000))
+            .collect::<String>()
+            + "noise from the console\n";
+        let out = churn(&text).unwrap();
+        assert!(
+            out.contains("| 100 | 50.0 | 90.0 | 99.0 | 100.0 |"),
+            "{out}"
+        );
+        assert!(churn("scrape 1\n").is_err());
     }
 
     #[test]
