@@ -374,7 +374,7 @@ fn an_incompatible_layout_is_replaced_and_cleanup_removes_everything(kernel: Ker
     assert!(results.log_lines("adopted").is_empty());
     assert_eq!(
         results.file("pins").split_whitespace().collect::<Vec<_>>(),
-        ["link", "maps"]
+        ["link", "maps", "program"]
     );
     assert_eq!(
         results.file("programs").lines().count(),
