@@ -77,6 +77,9 @@ fn the_device_table_follows_the_plugins_directory() {
     );
     let vendors = wait_for(&updates, "acme to load", |v| vendor_of(v, "acme").is_some());
     assert_eq!(claimant(&vendors).as_deref(), Some("acme"));
+    // The rescan reads the file; reading is no change, so no rescan follows.
+    let echo = updates.recv_timeout(Duration::from_secs(2));
+    assert!(echo.is_err(), "a rescan with nothing changed: {echo:?}");
 
     // Replace by rename: the file now provides vgem, overriding the built-in,
     // and nothing claims the device any more.

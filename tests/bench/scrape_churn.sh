@@ -25,8 +25,10 @@ for round in $(seq "$ROUNDS"); do
   churn "$CGROUPS" &
   CHURN=$!
   (sleep 1 && cp /vgem.wasm /plugins/.vgem.partial && mv /plugins/.vgem.partial /plugins/vgem.wasm) &
+  RELOAD=$!
   scrape_latency 127.0.0.1:8080 "$round" "$CHURN" 100
-  wait
+  # Not a bare `wait`: the agent is a background job too.
+  wait "$CHURN" "$RELOAD"
   rm -f /plugins/vgem.wasm
   stop_agent
 done

@@ -1,6 +1,7 @@
 //! Follows the plugins directory: every add, replace (including a rename
 //! over an old file) or delete triggers a rescan, and the vendors then in
-//! force are handed on.
+//! force are handed on. Reads are not changes: the rescan itself reads
+//! every file, and taking its reads as changes would rescan forever.
 
 use std::{
     sync::mpsc,
@@ -30,9 +31,12 @@ impl Watcher {
         mut on_change: impl FnMut(std::io::Result<Vendors>) + Send + 'static,
     ) -> notify::Result<Self> {
         let (tx, rx) = mpsc::channel();
-        let mut watcher = notify::recommended_watcher(move |event| {
-            let _ = tx.send(event);
-        })?;
+        let mut watcher =
+            notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+                if !event.is_ok_and(|e| e.kind.is_access()) {
+                    let _ = tx.send(());
+                }
+            })?;
         watcher.watch(host.dir(), RecursiveMode::NonRecursive)?;
         let thread = thread::spawn(move || {
             while rx.recv().is_ok() {
