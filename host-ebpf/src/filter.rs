@@ -11,7 +11,7 @@ use aya_ebpf::{
     maps::HashMap,
     programs::{FEntryContext, ProbeContext},
 };
-use kubenpu_ebpf::{IoctlKey, MAX_DEVICE_NODES, MAX_VENDORS};
+use kubenpu_ebpf::{IoctlEntry, IoctlKey, MAX_DEVICE_NODES, MAX_VENDORS};
 
 /// Offsets into `struct file` and `struct inode`, set by the agent from
 /// the running kernel's BTF; frozen read-only data, so the verifier sees
@@ -25,34 +25,52 @@ static I_RDEV_OFFSET: u32 = 0;
 static DEVICES: HashMap<u32, u32> = HashMap::pinned(MAX_DEVICE_NODES, 0);
 /// Whole tables (256 numbers) for every vendor.
 #[map]
-static IOCTLS: HashMap<IoctlKey, u32> = HashMap::pinned(MAX_VENDORS * 256, 0);
+static IOCTLS: HashMap<IoctlKey, IoctlEntry> = HashMap::pinned(MAX_VENDORS * 256, 0);
 
-/// `(rdev, cmd)` of an fentry call. `filp` is a BTF pointer, so
-/// `filp->f_inode->i_rdev` are direct loads.
+/// One `drm_ioctl(filp, cmd, arg)` call, as the entry programs see it.
+#[derive(Clone, Copy)]
+pub struct Call {
+    /// `filp->f_inode->i_rdev`.
+    pub rdev: u32,
+    /// The ioctl command.
+    pub cmd: u32,
+    /// The user address of its argument.
+    pub arg: u64,
+}
+
+/// An fentry call. `filp` is a BTF pointer, so `filp->f_inode->i_rdev`
+/// are direct loads.
 #[inline(always)]
-pub fn fentry_call(ctx: &FEntryContext) -> (u32, u32) {
-    // SAFETY: drm_ioctl(struct file *filp, unsigned int cmd, ...); the
-    // verifier checks each load against struct file and struct inode.
+pub fn fentry_call(ctx: &FEntryContext) -> Call {
+    // SAFETY: drm_ioctl(struct file *filp, unsigned int cmd, unsigned long
+    // arg); the verifier checks each load against struct file and struct
+    // inode.
     unsafe {
         let filp: *const u8 = ctx.arg(0);
         let cmd: u32 = ctx.arg(1);
+        let arg: u64 = ctx.arg(2);
         let inode = *(filp.add(offset(&F_INODE_OFFSET)) as *const *const u8);
         let rdev = *(inode.add(offset(&I_RDEV_OFFSET)) as *const u32);
-        (rdev, cmd)
+        Call { rdev, cmd, arg }
     }
 }
 
-/// `(rdev, cmd)` of a kprobe call, from registers and probe reads.
+/// A kprobe call, from registers and probe reads.
 #[inline(always)]
-pub fn kprobe_call(ctx: &ProbeContext) -> Option<(u32, u32)> {
+pub fn kprobe_call(ctx: &ProbeContext) -> Option<Call> {
     let filp = ctx.arg::<*const u8>(0)?;
     let cmd = ctx.arg::<u64>(1)?;
+    let arg = ctx.arg::<u64>(2)?;
     // SAFETY: probe reads of kernel memory; a fault returns an error.
     unsafe {
         let inode =
             bpf_probe_read_kernel(filp.add(offset(&F_INODE_OFFSET)) as *const *const u8).ok()?;
         let rdev = bpf_probe_read_kernel(inode.add(offset(&I_RDEV_OFFSET)) as *const u32).ok()?;
-        Some((rdev, cmd as u32))
+        Some(Call {
+            rdev,
+            cmd: cmd as u32,
+            arg,
+        })
     }
 }
 
@@ -63,32 +81,33 @@ fn offset(global: &'static u32) -> usize {
     unsafe { core::ptr::read_volatile(global) as usize }
 }
 
-/// The ioctl number if the device's vendor counts it, else `None`.
+/// The ioctl number and what the vendor's table says of it, if the
+/// device's vendor counts it, else `None`.
 #[inline(always)]
-pub fn tracked(rdev: u32, cmd: u32) -> Option<u32> {
+pub fn tracked(call: &Call) -> Option<(u32, &'static IoctlEntry)> {
     // SAFETY (both lookups): map values are only read.
-    let &slot = unsafe { DEVICES.get(rdev) }?;
-    let nr = cmd & 0xff;
-    unsafe {
+    let &slot = unsafe { DEVICES.get(call.rdev) }?;
+    let nr = call.cmd & 0xff;
+    let entry = unsafe {
         IOCTLS.get(IoctlKey {
             vendor_slot: slot,
             nr,
         })
     }?;
-    Some(nr)
+    Some((nr, entry))
 }
 
 /// Declares the fentry program `$fentry` and the kprobe program `$kprobe`
-/// on `drm_ioctl`; both call `$on_kept(rdev, nr)` for every call the
-/// vendor tables keep, and nothing else.
+/// on `drm_ioctl`; both call `$on_kept(&call, nr, entry)` for every call
+/// the vendor tables keep, and nothing else.
 macro_rules! programs {
     ($fentry:ident, $kprobe:ident, $on_kept:path) => {
         /// Entry hook with typed arguments (direct loads).
         #[aya_ebpf::macros::fentry(function = "drm_ioctl")]
         pub fn $fentry(ctx: aya_ebpf::programs::FEntryContext) -> u32 {
-            let (rdev, cmd) = $crate::filter::fentry_call(&ctx);
-            if let Some(nr) = $crate::filter::tracked(rdev, cmd) {
-                $on_kept(rdev, nr);
+            let call = $crate::filter::fentry_call(&ctx);
+            if let Some((nr, entry)) = $crate::filter::tracked(&call) {
+                $on_kept(&call, nr, entry);
             }
             0
         }
@@ -97,10 +116,10 @@ macro_rules! programs {
         /// unavailable.
         #[aya_ebpf::macros::kprobe]
         pub fn $kprobe(ctx: aya_ebpf::programs::ProbeContext) -> u32 {
-            if let Some((rdev, cmd)) = $crate::filter::kprobe_call(&ctx)
-                && let Some(nr) = $crate::filter::tracked(rdev, cmd)
+            if let Some(call) = $crate::filter::kprobe_call(&ctx)
+                && let Some((nr, entry)) = $crate::filter::tracked(&call)
             {
-                $on_kept(rdev, nr);
+                $on_kept(&call, nr, entry);
             }
             0
         }

@@ -8,7 +8,7 @@
 
 /// Bumped whenever a map's key, value or meaning changes: an agent finding
 /// pinned maps of another layout replaces them instead of adopting them.
-pub const LAYOUT_VERSION: u32 = 2;
+pub const LAYOUT_VERSION: u32 = 3;
 
 /// The kernel function every DRM and accel driver routes ioctls through.
 pub const HOOKED_FUNCTION: &str = "drm_ioctl";
@@ -19,16 +19,27 @@ pub mod program {
     pub const FENTRY: &str = "kubenpu_fentry";
     /// kprobe on `drm_ioctl` (arguments from registers, probe reads).
     pub const KPROBE: &str = "kubenpu_kprobe";
+    /// fexit on `drm_ioctl`: the exit side of [`FENTRY`].
+    pub const FEXIT: &str = "kubenpu_fexit";
+    /// Return probe on `drm_ioctl`: the exit side of [`KPROBE`] (as a
+    /// kretprobe, or a kprobe.multi return link).
+    pub const KRETPROBE: &str = "kubenpu_kretprobe";
 }
 
 /// Map names in the object.
 pub mod map {
     /// `u32` kernel dev_t (`MAJOR << 20 | MINOR`) -> `u32` vendor slot.
     pub const DEVICES: &str = "DEVICES";
-    /// [`IoctlKey`](super::IoctlKey) -> `u32` kind (see [`kind`](super::kind)).
+    /// [`IoctlKey`](super::IoctlKey) -> [`IoctlEntry`](super::IoctlEntry).
     pub const IOCTLS: &str = "IOCTLS";
-    /// [`CountKey`](super::CountKey) -> per-CPU `u64` call count.
+    /// [`CountKey`](super::CountKey) -> per-CPU [`CountValue`](super::CountValue).
     pub const COUNTS: &str = "COUNTS";
+    /// Thread id (`pid_tgid`) -> [`Inflight`](super::Inflight): the counted
+    /// call a thread is inside, from the entry program to the exit one.
+    pub const INFLIGHT: &str = "INFLIGHT";
+    /// [`DurationKey`](super::DurationKey) -> per-CPU `u64` calls: the
+    /// log2 histogram of call durations per device node and kind.
+    pub const DURATIONS: &str = "DURATIONS";
     /// Ring buffer of [`CountKey`](super::CountKey): one note per new key.
     pub const NOTES: &str = "NOTES";
     /// Per-CPU `u64` per [`Loss`](super::Loss) reason.
@@ -96,6 +107,110 @@ pub mod kind {
     pub const WAIT: u32 = 3;
 }
 
+/// How the program reads the size an alloc ioctl allocates from its
+/// argument (the user memory `drm_ioctl`'s `arg` points at).
+pub mod size {
+    /// Read the size when the call enters (an input field, which the call
+    /// may overwrite with its output, as amdgpu's GEM_CREATE does).
+    pub const BEFORE: u8 = 0;
+    /// Read it when the call returns (the size the kernel reports back,
+    /// as in `MODE_CREATE_DUMB`).
+    pub const AFTER: u8 = 1;
+}
+
+/// What the program knows of one counted ioctl of a vendor.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IoctlEntry {
+    /// See [`kind`].
+    pub kind: u32,
+    /// Byte offset of the allocated size in the argument.
+    pub size_offset: u16,
+    /// Its width in bytes: 4 or 8; 0 if the ioctl declares no size.
+    pub size_width: u8,
+    /// [`size::BEFORE`] or [`size::AFTER`].
+    pub size_phase: u8,
+    /// For a multiplexed ioctl: byte offset of the field that selects the
+    /// operation; the size counts only if it equals `when_value`.
+    pub when_offset: u16,
+    /// Its width, 4 or 8; 0 if the size always counts.
+    pub when_width: u8,
+    /// Padding, zero.
+    pub pad: [u8; 5],
+    /// The selecting field's value for an allocation.
+    pub when_value: u64,
+}
+
+/// What the kernel keeps per counted key: how many calls, how they ended,
+/// how long they took, how much they allocated. Per CPU; the agent sums.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CountValue {
+    /// Calls, counted as they enter (a restart after a signal is the same
+    /// call, not another).
+    pub calls: u64,
+    /// Calls that returned an error (`< 0`, restarts excepted).
+    pub failed: u64,
+    /// Nanoseconds spent inside the calls, counted as they return.
+    pub ns: u64,
+    /// Bytes the successful allocations reported, for ioctls whose vendor
+    /// declares where the size is.
+    pub bytes: u64,
+}
+
+impl CountValue {
+    /// Adds `other` to `self`, field by field.
+    pub fn accumulate(&mut self, other: &Self) {
+        self.calls = self.calls.wrapping_add(other.calls);
+        self.failed = self.failed.wrapping_add(other.failed);
+        self.ns = self.ns.wrapping_add(other.ns);
+        self.bytes = self.bytes.wrapping_add(other.bytes);
+    }
+}
+
+/// The counted call a thread is inside: kept by the entry program, taken
+/// by the exit program.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Inflight {
+    /// The counter the call belongs to.
+    pub key: CountKey,
+    /// The call's argument pointer: a restart passes the same one.
+    pub arg: u64,
+    /// `bpf_ktime_get_ns()` when it (last) entered.
+    pub start_ns: u64,
+    /// Nanoseconds of its runs before the kernel restarted it.
+    pub earlier_ns: u64,
+    /// User address of the size to read at exit (0: none).
+    pub size_at: u64,
+    /// The size read at entry, for [`size::BEFORE`] fields.
+    pub bytes: u64,
+    /// Width of the size at `size_at`, 4 or 8.
+    pub size_width: u32,
+    /// See [`kind`].
+    pub kind: u32,
+    /// 1 once the call returned `-ERESTART*`: the thread's next call with
+    /// the same key and argument is its restart, not a new call.
+    pub restarting: u32,
+    /// Padding, zero.
+    pub pad: u32,
+}
+
+/// Key of the duration histogram.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DurationKey {
+    /// The device node's kernel dev_t.
+    pub dev: u32,
+    /// See [`kind`].
+    pub kind: u16,
+    /// `b`: calls that took `[2^b, 2^(b+1))` ns (bucket 0 also holds 0 ns).
+    pub bucket: u16,
+}
+
+/// Buckets of the duration histogram: 2^63 ns is 292 years.
+pub const DURATION_BUCKETS: u16 = 64;
+
 /// Key of the per-vendor ioctl table.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -127,18 +242,47 @@ pub enum Loss {
     /// The NOTES ring buffer was full: a new key was counted, but the agent
     /// learns of it only at its next full read.
     RingbufFull = 1,
+    /// A counted call whose return could not be measured, so its result,
+    /// time and bytes are missing: the kernel skipped the exit program
+    /// (found when the same thread makes its next counted call), or the
+    /// INFLIGHT table was full.
+    Unmeasured = 2,
+    /// A call's duration could not be put in the histogram (DURATIONS
+    /// full); its counters have it.
+    HistogramFull = 3,
+    /// A successful allocation whose size could not be read from user
+    /// memory (the page was not resident).
+    SizeUnread = 4,
 }
 
 impl Loss {
     /// Every reason, in map index order.
-    pub const ALL: [Loss; 2] = [Loss::MapFull, Loss::RingbufFull];
+    pub const ALL: [Loss; 5] = [
+        Loss::MapFull,
+        Loss::RingbufFull,
+        Loss::Unmeasured,
+        Loss::HistogramFull,
+        Loss::SizeUnread,
+    ];
 
     /// The `reason` label.
     pub const fn name(self) -> &'static str {
         match self {
             Loss::MapFull => "map_full",
             Loss::RingbufFull => "ringbuf_full",
+            Loss::Unmeasured => "unmeasured",
+            Loss::HistogramFull => "histogram_full",
+            Loss::SizeUnread => "size_unread",
         }
+    }
+
+    /// Whether the loss is of a measurement of a counted call (its result,
+    /// time or bytes), exported apart from the calls that went uncounted.
+    pub const fn of_measurement(self) -> bool {
+        matches!(
+            self,
+            Loss::Unmeasured | Loss::HistogramFull | Loss::SizeUnread
+        )
     }
 }
 
@@ -204,6 +348,14 @@ mod pod {
     unsafe impl aya::Pod for super::CountKey {}
     // SAFETY: as above.
     unsafe impl aya::Pod for super::Layout {}
+    // SAFETY: as above: integers, the padding spelled out.
+    unsafe impl aya::Pod for super::IoctlEntry {}
+    // SAFETY: as above.
+    unsafe impl aya::Pod for super::CountValue {}
+    // SAFETY: as above.
+    unsafe impl aya::Pod for super::Inflight {}
+    // SAFETY: as above.
+    unsafe impl aya::Pod for super::DurationKey {}
     // SAFETY: as above: a u64 and byte arrays, no padding.
     unsafe impl aya::Pod for super::OwnerRecord {}
     // SAFETY: as above: two u32s and byte arrays, no padding.

@@ -1,13 +1,16 @@
 //! KubeNPU's kernel program: runs on every `drm_ioctl` call and counts the
-//! ones the node's vendors care about, per cgroup, device and ioctl number.
+//! ones the node's vendors care about, per cgroup, device and ioctl number,
+//! with how they ended, how long they took and what they allocated.
 //!
 //! SPDX-License-Identifier: GPL-2.0-only
 //!
 //! The fast path is two hash lookups that almost always miss: a call on a
 //! device that is not an accelerator, or with an ioctl number its vendor
-//! does not count, returns after them. A counted call adds one to a per-CPU
-//! counter atomically; only a key never seen before costs more (an insert
-//! and a note on the ring buffer, without waking the agent).
+//! does not count, returns after them, and its exit after one more miss.
+//! A counted call adds one to a per-CPU counter atomically as it enters and
+//! leaves its start time per thread; as it returns, the exit program adds
+//! its result, time and bytes. Only a key never seen before costs more (an
+//! insert and a note on the ring buffer, without waking the agent).
 #![no_std]
 #![no_main]
 // The BPF target offers no atomic read-modify-write types; the intrinsic
@@ -19,15 +22,20 @@ use core::intrinsics::{AtomicOrdering, atomic_xadd};
 
 use aya_ebpf::{
     bindings::{BPF_F_NO_PREALLOC, BPF_NOEXIST},
-    helpers::bpf_get_current_cgroup_id,
+    helpers::{bpf_get_current_cgroup_id, bpf_get_current_pid_tgid, bpf_ktime_get_ns},
     macros::map,
     maps::{Array, HashMap, PerCpuArray, PerCpuHashMap, RingBuf},
 };
-use kubenpu_ebpf::{CountKey, Layout, Loss, OwnerRecord};
+use kubenpu_ebpf::{
+    CountKey, CountValue, DURATION_BUCKETS, DurationKey, Inflight, IoctlEntry, Layout, Loss,
+    OwnerRecord,
+};
 
+mod exit;
 mod filter;
 mod names;
 mod object;
+mod size;
 
 /// Default capacity of the counters; the agent may change it.
 const DEFAULT_MAX_COUNTERS: u32 = 16384;
@@ -35,9 +43,13 @@ const DEFAULT_MAX_COUNTERS: u32 = 16384;
 const NOTES_BYTES: u32 = 256 * 1024;
 /// No wakeup per note: the agent drains on a short timer instead.
 const BPF_RB_NO_WAKEUP: u64 = 1;
+/// Threads inside a counted call at once.
+const MAX_INFLIGHT: u32 = 16384;
+/// Device nodes × kinds × buckets in use: a few thousand on a large node.
+const MAX_DURATION_KEYS: u32 = 8192;
 
 #[map]
-static COUNTS: PerCpuHashMap<CountKey, u64> = PerCpuHashMap::pinned(DEFAULT_MAX_COUNTERS, 0);
+static COUNTS: PerCpuHashMap<CountKey, CountValue> = PerCpuHashMap::pinned(DEFAULT_MAX_COUNTERS, 0);
 #[map]
 static NOTES: RingBuf = RingBuf::pinned(NOTES_BYTES, 0);
 #[map]
@@ -48,23 +60,78 @@ static LAYOUT: Array<Layout> = Array::pinned(1, 0);
 /// counts so a restart forgets neither. Allocated as entries come.
 #[map]
 static OWNERS: HashMap<u64, OwnerRecord> = HashMap::pinned(DEFAULT_MAX_COUNTERS, BPF_F_NO_PREALLOC);
+/// The counted call each thread is inside. Pinned, so a call that entered
+/// under one agent's program is finished by its successor's.
+#[map]
+static INFLIGHT: HashMap<u64, Inflight> = HashMap::pinned(MAX_INFLIGHT, 0);
+/// Call durations per device node, kind and log2 bucket. Allocated as
+/// buckets are first used: per-CPU values on a 256-CPU node are costly.
+#[map]
+static DURATIONS: PerCpuHashMap<DurationKey, u64> =
+    PerCpuHashMap::pinned(MAX_DURATION_KEYS, BPF_F_NO_PREALLOC);
 
-filter::programs!(kubenpu_fentry, kubenpu_kprobe, count);
+filter::programs!(kubenpu_fentry, kubenpu_kprobe, enter);
 
-/// Counts one kept call of the current cgroup.
+/// A kept call enters: count it (unless it is the restart of one already
+/// counted) and remember it for its exit.
 #[inline(always)]
-fn count(rdev: u32, nr: u32) {
+fn enter(call: &filter::Call, nr: u32, entry: &IoctlEntry) {
     let key = CountKey {
         // SAFETY: a helper without arguments.
         cgroup_id: unsafe { bpf_get_current_cgroup_id() },
-        dev: rdev,
+        dev: call.rdev,
         nr,
     };
-    if let Some(counter) = COUNTS.get_ptr_mut(key) {
-        add_one(counter);
+    let thread = bpf_get_current_pid_tgid();
+    let mut earlier_ns = 0;
+    // SAFETY: a map value of this thread's, copied out.
+    match unsafe { INFLIGHT.get(thread) } {
+        // The kernel restarts a call a signal interrupted with the same
+        // arguments (and libdrm retries one that returned EINTR): one call.
+        Some(previous)
+            if previous.restarting != 0 && previous.key == key && previous.arg == call.arg =>
+        {
+            earlier_ns = previous.earlier_ns;
+        }
+        Some(previous) if previous.restarting != 0 => count(key),
+        // The exit of this thread's previous call never ran.
+        Some(_) => {
+            lose(Loss::Unmeasured);
+            count(key);
+        }
+        None => count(key),
+    }
+    let (size_at, bytes) = size::at_entry(call, entry);
+    let inflight = Inflight {
+        key,
+        arg: call.arg,
+        // SAFETY: a helper without arguments.
+        start_ns: unsafe { bpf_ktime_get_ns() },
+        earlier_ns,
+        size_at,
+        bytes,
+        size_width: u32::from(entry.size_width),
+        kind: entry.kind,
+        restarting: 0,
+        pad: 0,
+    };
+    if INFLIGHT.insert(thread, inflight, 0).is_err() {
+        lose(Loss::Unmeasured);
+    }
+}
+
+/// Counts one call of `key`.
+#[inline(always)]
+fn count(key: CountKey) {
+    if let Some(value) = COUNTS.get_ptr_mut(key) {
+        add(value_field(value, Field::Calls), 1);
         return;
     }
-    match COUNTS.insert(key, 1, BPF_NOEXIST as u64) {
+    let first = CountValue {
+        calls: 1,
+        ..CountValue::default()
+    };
+    match COUNTS.insert(key, first, BPF_NOEXIST as u64) {
         Ok(()) => {
             names::record(key.cgroup_id);
             if NOTES.output::<CountKey>(key, BPF_RB_NO_WAKEUP).is_err() {
@@ -73,22 +140,79 @@ fn count(rdev: u32, nr: u32) {
         }
         // Another CPU inserted the key meanwhile: this CPU's slot exists now.
         Err(_) => match COUNTS.get_ptr_mut(key) {
-            Some(counter) => add_one(counter),
+            Some(value) => add(value_field(value, Field::Calls), 1),
             None => lose(Loss::MapFull),
         },
     }
 }
 
+/// The fields of a [`CountValue`], for atomic adds to one of them.
+#[derive(Clone, Copy)]
+enum Field {
+    Calls,
+    Failed,
+    Ns,
+    Bytes,
+}
+
+#[inline(always)]
+fn value_field(value: *mut CountValue, field: Field) -> *mut u64 {
+    // SAFETY: a valid map value pointer; the field pointers stay inside it.
+    unsafe {
+        match field {
+            Field::Calls => &raw mut (*value).calls,
+            Field::Failed => &raw mut (*value).failed,
+            Field::Ns => &raw mut (*value).ns,
+            Field::Bytes => &raw mut (*value).bytes,
+        }
+    }
+}
+
 /// Atomic even on a per-CPU counter: a preempted program may share it.
 #[inline(always)]
-fn add_one(counter: *mut u64) {
+fn add(counter: *mut u64, amount: u64) {
     // SAFETY: a valid, aligned map value pointer for this program run.
-    unsafe { atomic_xadd::<u64, u64, { AtomicOrdering::Relaxed }>(counter, 1) };
+    unsafe { atomic_xadd::<u64, u64, { AtomicOrdering::Relaxed }>(counter, amount) };
 }
 
 #[inline(always)]
 fn lose(reason: Loss) {
     if let Some(counter) = LOSSES.get_ptr_mut(reason as u32) {
-        add_one(counter);
+        add(counter, 1);
     }
+}
+
+/// Adds one call of `ns` to the duration histogram of `key`'s device and
+/// `kind`.
+#[inline(always)]
+fn record_duration(dev: u32, kind: u32, ns: u64) {
+    let key = DurationKey {
+        dev,
+        kind: kind as u16,
+        bucket: log2(ns).min(u32::from(DURATION_BUCKETS) - 1) as u16,
+    };
+    if let Some(counter) = DURATIONS.get_ptr_mut(key) {
+        add(counter, 1);
+        return;
+    }
+    if DURATIONS.insert(key, 1, BPF_NOEXIST as u64).is_err() {
+        match DURATIONS.get_ptr_mut(key) {
+            Some(counter) => add(counter, 1),
+            None => lose(Loss::HistogramFull),
+        }
+    }
+}
+
+/// `floor(log2(n))`, 0 for 0: a binary search, since BPF has no
+/// count-leading-zeros instruction.
+#[inline(always)]
+fn log2(mut n: u64) -> u32 {
+    let mut log = 0;
+    for shift in [32, 16, 8, 4, 2, 1] {
+        if n >> shift != 0 {
+            n >>= shift;
+            log += shift;
+        }
+    }
+    log
 }

@@ -14,7 +14,7 @@ use aya::{
 };
 use criterion::{BenchmarkId, Criterion, criterion_main};
 use kubenpu::{probe::sum_counts, program::OBJECT};
-use kubenpu_ebpf::{CountKey, map};
+use kubenpu_ebpf::{CountKey, CountValue, map};
 
 /// The counters map with `keys` keys: pods' cgroups on four devices,
 /// three ioctls each.
@@ -26,7 +26,7 @@ fn counts_with(keys: usize) -> Map {
         std::process::exit(1)
     });
     let mut map = Map::PerCpuHashMap(data);
-    let mut counts: PerCpuHashMap<&mut MapData, CountKey, u64> =
+    let mut counts: PerCpuHashMap<&mut MapData, CountKey, CountValue> =
         PerCpuHashMap::try_from(&mut map).expect("a per-CPU hash");
     let cpus = nr_cpus().expect("the possible CPUs");
     for i in 0..keys {
@@ -35,7 +35,13 @@ fn counts_with(keys: usize) -> Map {
             dev: (226 << 20) | (128 + (i / 3 % 4) as u32),
             nr: 0x40 + (i % 3) as u32,
         };
-        let values = PerCpuValues::try_from(vec![i as u64 + 1; cpus]).expect("one per CPU");
+        let value = CountValue {
+            calls: i as u64 + 1,
+            failed: 1,
+            ns: 35_000 * (i as u64 + 1),
+            bytes: 4096,
+        };
+        let values = PerCpuValues::try_from(vec![value; cpus]).expect("one per CPU");
         counts.insert(key, values, 0).expect("room for the key");
     }
     map

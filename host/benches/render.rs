@@ -32,7 +32,14 @@ fn snapshot(count: usize) -> Snapshot {
                 vendor: vendor.clone(),
                 kind: kinds[i % 3],
             };
-            (series, (i as u64 + 1) * 7919)
+            let calls = (i as u64 + 1) * 7919;
+            let totals = kubenpu_ebpf::CountValue {
+                calls,
+                failed: calls / 100,
+                ns: calls * 35_000,
+                bytes: calls * 4096,
+            };
+            (series, totals)
         })
         .collect();
     Snapshot {

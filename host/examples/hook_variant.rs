@@ -2,7 +2,8 @@
 //! closes: the yardsticks the counting program's cost is measured against
 //! (`prog_stats` reads their run time).
 //!
-//! - `empty`: returns at once; the floor of a hook.
+//! - `empty`: a pair of programs that return at once, on the entry and
+//!   the exit of the call: the floor of a hook.
 //! - `per-event`: the design KubeNPU's counting replaced: one ring-buffer
 //!   event per counted call, submitted with a wakeup and read here, as a
 //!   per-event agent would, one by one. It filters with the agent's pinned
@@ -24,13 +25,15 @@ use std::{
     },
 };
 
+use std::borrow::Cow;
+
 use aya::{
     Ebpf, EbpfLoader,
     maps::RingBuf,
-    programs::{FEntry, KProbe, links::FdLink},
+    programs::{FEntry, FExit, KProbe, links::FdLink},
 };
 use kubenpu::{
-    probe::{Btf, VMLINUX_BTF, link_kprobe_multi, load_kprobe_multi, load_on_module},
+    probe::{Btf, Side, VMLINUX_BTF, link_kprobe_multi, load_kprobe_multi, load_on_module},
     program::{FLOOR_OBJECT, PER_EVENT_OBJECT},
 };
 use kubenpu_ebpf::global;
@@ -92,38 +95,71 @@ enum Attached {
     Multi(OwnedFd, OwnedFd),
 }
 
+/// Attaches the variant's programs on `hook`: the entry program, and the
+/// exit program where the variant has one (the empty pair does; the
+/// per-event variant counts on entry only).
 fn attach(
     ebpf: &mut Ebpf,
     object: &[u8],
     prefix: &str,
     hook: &str,
     vmlinux: &Btf,
+) -> anyhow::Result<Vec<Attached>> {
+    let (entry, exit) = match hook {
+        "kprobe" | "kprobe-multi" => ("kprobe", "kretprobe"),
+        "fentry" => ("fentry", "fexit"),
+        other => anyhow::bail!(
+            "hook_variant: unknown hook {other:?}: choose fentry, kprobe or kprobe-multi"
+        ),
+    };
+    let mut attached = Vec::new();
+    for (side, suffix) in [(Side::Exit, exit), (Side::Entry, entry)] {
+        let name = format!("{prefix}_{suffix}");
+        if ebpf.program(&name).is_none() {
+            continue;
+        }
+        attached.push(attach_one(ebpf, object, &name, hook, side, vmlinux)?);
+    }
+    Ok(attached)
+}
+
+fn attach_one(
+    ebpf: &mut Ebpf,
+    object: &[u8],
+    name: &str,
+    hook: &str,
+    side: Side,
+    vmlinux: &Btf,
 ) -> anyhow::Result<Attached> {
-    Ok(match hook {
-        "kprobe" => {
-            let name = format!("{prefix}_kprobe");
+    Ok(match (hook, side) {
+        ("kprobe", _) => {
             let program: &mut KProbe = ebpf
-                .program_mut(&name)
+                .program_mut(name)
                 .ok_or_else(|| anyhow::anyhow!("no program {name}"))?
                 .try_into()?;
             program.load()?;
             let id = program.attach("drm_ioctl", 0)?;
             Attached::Link(FdLink::try_from(program.take_link(id)?)?)
         }
-        "kprobe-multi" => {
-            let program = load_kprobe_multi(ebpf, object, &format!("{prefix}_kprobe"), true)?;
-            let link = link_kprobe_multi(program.as_fd())?;
+        ("kprobe-multi", _) => {
+            let program = load_kprobe_multi(ebpf, object, name, true)?;
+            let link = link_kprobe_multi(program.as_fd(), side)?;
             Attached::Multi(program, link)
         }
-        "fentry" => {
-            let mut program: FEntry =
-                load_on_module(ebpf, object, &format!("{prefix}_fentry"), vmlinux, true)?;
+        (_, Side::Entry) => {
+            // SAFETY: loaded as an fentry program.
+            let adopt = |info| unsafe { FEntry::from_program_info(info, Cow::Owned(name.into())) };
+            let mut program = load_on_module(ebpf, object, (name, side), vmlinux, true, adopt)?;
             let id = program.attach()?;
             Attached::Link(program.take_link(id)?.into())
         }
-        other => anyhow::bail!(
-            "hook_variant: unknown hook {other:?}: choose fentry, kprobe or kprobe-multi"
-        ),
+        (_, Side::Exit) => {
+            // SAFETY: loaded as an fexit program.
+            let adopt = |info| unsafe { FExit::from_program_info(info, Cow::Owned(name.into())) };
+            let mut program = load_on_module(ebpf, object, (name, side), vmlinux, true, adopt)?;
+            let id = program.attach()?;
+            Attached::Link(program.take_link(id)?.into())
+        }
     })
 }
 

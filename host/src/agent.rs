@@ -331,12 +331,12 @@ impl Agent {
     /// gone cgroups into one, and removes those whose grace is over.
     fn sweep(&mut self) {
         let outcome = self.probe.counts();
-        let Some((counters, _)) = self.faults.check("sweep", outcome, log_line) else {
+        let Some(reading) = self.faults.check("sweep", outcome, log_line) else {
             return;
         };
         let probe = &self.probe;
         let sweep = self.usage.sweep(
-            &counters,
+            &reading.counters,
             |id| probe.cgroup_path(id),
             Instant::now(),
             clock::boottime(),
@@ -372,12 +372,14 @@ impl Agent {
     /// could not be read (counted as a scrape error).
     fn snapshot(&mut self) -> Option<Snapshot> {
         let outcome = self.probe.counts();
-        let (counters, losses) = self.faults.check("scrape", outcome, log_line)?;
+        let reading = self.faults.check("scrape", outcome, log_line)?;
         Some(Snapshot {
-            ioctls: self.usage.totals(&counters),
+            ioctls: self.usage.totals(&reading.counters),
+            durations: self.usage.durations(&reading.durations, &reading.counters),
+            unmeasured: reading.unmeasured,
             devices: DeviceInfo::rows(&self.table, &self.node),
             plugins: PluginInfo::rows(&self.table),
-            losses,
+            losses: reading.losses,
             index_rebuilds: self.usage.attributor.index().rebuilds(),
             hook: self.probe.hook().as_str(),
             cri_up: self.cri_up,

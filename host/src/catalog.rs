@@ -1,6 +1,6 @@
 //! What a kernel counter means to operators: the labels of its
-//! `kubenpu_ioctl_total` series, from the device it was counted on and the
-//! vendor table that counted it.
+//! `kubenpu_ioctl_total` series (and of the duration histogram's), from
+//! the device it was counted on and the vendor table that counted it.
 
 use std::{collections::HashMap, sync::Arc};
 
@@ -20,6 +20,28 @@ pub struct Series {
     pub vendor: Arc<str>,
     /// What the calls do.
     pub kind: Kind,
+}
+
+/// The labels of one `kubenpu_ioctl_duration_seconds` histogram: no pod,
+/// so its cardinality is bounded by the node's devices.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DeviceKind {
+    /// The device's stable name.
+    pub device: Arc<str>,
+    /// The vendor whose table counted it.
+    pub vendor: Arc<str>,
+    /// What the calls do.
+    pub kind: Kind,
+}
+
+/// The kind the kernel program stores (see [`kubenpu_ebpf::kind`]).
+pub fn kind_of_code(code: u32) -> Option<Kind> {
+    match code {
+        kubenpu_ebpf::kind::SUBMIT => Some(Kind::Submit),
+        kubenpu_ebpf::kind::ALLOC => Some(Kind::Alloc),
+        kubenpu_ebpf::kind::WAIT => Some(Kind::Wait),
+        _ => None,
+    }
 }
 
 /// What a kernel (device number, ioctl number) pair means. Devices that
@@ -65,12 +87,37 @@ impl Catalog {
     /// The series of a call by `owner` of ioctl `nr` on device node `dev`
     /// (kernel dev_t), if `dev` was ever counted on.
     pub fn series(&self, owner: &Owner, dev: u32, nr: u32) -> Option<Series> {
-        let labels = self.devices.get(&dev)?;
+        let DeviceKind {
+            device,
+            vendor,
+            kind,
+        } = self.device_kind_of_nr(dev, nr)?;
         Some(Series {
             owner: owner.clone(),
+            device,
+            vendor,
+            kind,
+        })
+    }
+
+    /// The device, vendor and kind of ioctl `nr` on device node `dev`.
+    pub fn device_kind_of_nr(&self, dev: u32, nr: u32) -> Option<DeviceKind> {
+        let labels = self.devices.get(&dev)?;
+        Some(DeviceKind {
             device: labels.device.clone(),
             vendor: labels.vendor.clone(),
             kind: *labels.kinds.get(&nr)?,
+        })
+    }
+
+    /// The histogram labels of calls of kind `code` (as the kernel stores
+    /// it) on device node `dev`, if `dev` was ever counted on.
+    pub fn device_kind(&self, dev: u32, code: u32) -> Option<DeviceKind> {
+        let labels = self.devices.get(&dev)?;
+        Some(DeviceKind {
+            device: labels.device.clone(),
+            vendor: labels.vendor.clone(),
+            kind: kind_of_code(code)?,
         })
     }
 }

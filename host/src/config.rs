@@ -99,7 +99,8 @@ fn parse_max_counters(text: &str) -> Result<u32, String> {
     }
     if keys > u64::from(MAX_COUNTERS) {
         let cpus = aya::util::nr_cpus().map_or(1, |n| n as u64);
-        let bytes = keys.saturating_mul(BYTES_PER_KEY + 8 * cpus);
+        let value = size_of::<kubenpu_ebpf::CountValue>() as u64;
+        let bytes = keys.saturating_mul(BYTES_PER_KEY + value * cpus);
         return Err(format!(
             "{keys} counters would preallocate about {} MiB of kernel memory on this node's {cpus} possible CPUs; at most {MAX_COUNTERS} are allowed",
             bytes >> 20

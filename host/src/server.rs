@@ -40,7 +40,7 @@ struct Shared {
 }
 
 /// One series in `/api/v1/usage`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UsageRow {
     /// The pod's namespace; empty outside pods.
     pub namespace: String,
@@ -56,6 +56,15 @@ pub struct UsageRow {
     pub kind: String,
     /// Calls so far.
     pub calls: u64,
+    /// Of which failed (absent from agents before 0.2).
+    #[serde(default)]
+    pub failed: u64,
+    /// Seconds spent inside them.
+    #[serde(default)]
+    pub seconds: f64,
+    /// Bytes they allocated.
+    #[serde(default)]
+    pub bytes: u64,
 }
 
 /// The body of `/api/v1/usage`.
@@ -135,14 +144,17 @@ async fn usage(State(shared): State<Shared>) -> Response {
             series: snapshot
                 .ioctls
                 .into_iter()
-                .map(|(series, calls)| UsageRow {
+                .map(|(series, totals)| UsageRow {
                     namespace: series.owner.namespace,
                     pod: series.owner.pod,
                     container: series.owner.container,
                     device: series.device.to_string(),
                     vendor: series.vendor.to_string(),
                     kind: series.kind.as_str().to_owned(),
-                    calls,
+                    calls: totals.calls,
+                    failed: totals.failed,
+                    seconds: totals.ns as f64 / 1e9,
+                    bytes: totals.bytes,
                 })
                 .collect(),
         })

@@ -18,12 +18,33 @@ use std::{
     time::{Duration, Instant},
 };
 
+use kubenpu_ebpf::{CountValue, DURATION_BUCKETS, DurationKey};
+
 use crate::{
     attribution::{Attributor, Named, Owner, resolver::Ask},
-    catalog::{Catalog, Series},
+    catalog::{Catalog, DeviceKind, Series},
     device_table::DeviceTable,
     probe::Counter,
 };
+
+/// One duration histogram: calls per log2 bucket of nanoseconds (bucket
+/// `b` holds calls of `[2^b, 2^(b+1))` ns), and their total time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Durations {
+    /// Calls per bucket.
+    pub buckets: [u64; DURATION_BUCKETS as usize],
+    /// Nanoseconds inside the calls of this device and kind.
+    pub sum_ns: u64,
+}
+
+impl Default for Durations {
+    fn default() -> Self {
+        Self {
+            buckets: [0; DURATION_BUCKETS as usize],
+            sum_ns: 0,
+        }
+    }
+}
 
 /// Attribution, labels and totals, owned by the agent's loop.
 #[derive(Debug)]
@@ -118,16 +139,42 @@ impl Usage {
         sweep
     }
 
-    /// Every series' total now, from the kernel's `counters`. Cgroups
+    /// Every series' totals now, from the kernel's `counters`. Cgroups
     /// still waiting for a name are left out until they have one.
-    pub fn totals(&self, counters: &[Counter]) -> BTreeMap<Series, u64> {
-        let mut totals = BTreeMap::new();
+    pub fn totals(&self, counters: &[Counter]) -> BTreeMap<Series, CountValue> {
+        let mut totals: BTreeMap<Series, CountValue> = BTreeMap::new();
         for counter in counters {
             if let Some(series) = self.series(counter) {
-                *totals.entry(series).or_insert(0) += counter.calls;
+                totals.entry(series).or_default().accumulate(&counter.value);
             }
         }
         totals
+    }
+
+    /// The duration histograms per device and kind, from the kernel's
+    /// `buckets`; each one's sum is the time of every counter of its
+    /// device and kind, whoever called.
+    pub fn durations(
+        &self,
+        buckets: &[(DurationKey, u64)],
+        counters: &[Counter],
+    ) -> BTreeMap<DeviceKind, Durations> {
+        let mut histograms: BTreeMap<DeviceKind, Durations> = BTreeMap::new();
+        for (key, calls) in buckets {
+            if let Some(labels) = self.catalog.device_kind(key.dev, u32::from(key.kind)) {
+                let bucket = usize::from(key.bucket).min(DURATION_BUCKETS as usize - 1);
+                histograms.entry(labels).or_default().buckets[bucket] += calls;
+            }
+        }
+        for counter in counters {
+            let labels = self
+                .catalog
+                .device_kind_of_nr(counter.key.dev, counter.key.nr);
+            if let Some(histogram) = labels.and_then(|l| histograms.get_mut(&l)) {
+                histogram.sum_ns += counter.value.ns;
+            }
+        }
+        histograms
     }
 
     fn series(&self, counter: &Counter) -> Option<Series> {

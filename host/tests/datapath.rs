@@ -3,30 +3,11 @@
 //! vgem module as the accelerators and a bochs display as a DRM device no
 //! vendor claims. Each test runs on every kernel.
 
+#[macro_use]
 mod support;
 
 use kubenpu_vm::Kernel;
 use support::guest::{Counts, Results, run, run_with};
-
-/// Declares each `$test` once per kernel of the list, as `$test::sid` and
-/// so on.
-macro_rules! on_kernels {
-    ($kernels:tt: $($test:ident),* $(,)?) => {$(
-        on_kernels!(@one $kernels $test);
-    )*};
-    (@one [$($name:ident => $kernel:ident),*] $test:ident) => {
-        mod $test {
-            use kubenpu_vm::Kernel;
-
-            $(
-                #[test]
-                fn $name() {
-                    super::$test(Kernel::$kernel);
-                }
-            )*
-        }
-    };
-}
 
 /// Declares `$test` once per kernel.
 macro_rules! on_every_kernel {
@@ -357,7 +338,7 @@ fn an_incompatible_layout_is_replaced_and_cleanup_removes_everything(kernel: Ker
          snapshot final
          # Programs are freed after an RCU grace period: give it 5 s.
          settle() { for i in $(seq 50); do [ \"$(prog_stats | wc -l)\" -le \"$1\" ] && break; sleep 0.1; done; }
-         settle 1
+         settle 2
          prog_stats > /shared/programs
          stop_agent
          ls /sys/fs/bpf/kubenpu > /shared/pins
@@ -374,12 +355,12 @@ fn an_incompatible_layout_is_replaced_and_cleanup_removes_everything(kernel: Ker
     assert!(results.log_lines("adopted").is_empty());
     assert_eq!(
         results.file("pins").split_whitespace().collect::<Vec<_>>(),
-        ["link", "maps", "program"]
+        ["exit-link", "exit-program", "link", "maps", "program"]
     );
     assert_eq!(
         results.file("programs").lines().count(),
-        1,
-        "the replaced program must be gone"
+        2,
+        "the replaced programs must be gone, the entry and exit programs running"
     );
     assert_eq!(results.file("programs-after-cleanup"), "");
 }

@@ -64,7 +64,10 @@ fn short_lived_and_offline_pods_are_named_with_their_exact_counts() {
             std::fs::read_to_string(dir.path().join(format!("metrics-{container}"))).unwrap();
         let series: Vec<&str> = metrics
             .lines()
-            .filter(|l| l.contains(&format!(r#"container="{container}""#)))
+            .filter(|l| {
+                l.starts_with("kubenpu_ioctl_total{")
+                    && l.contains(&format!(r#"container="{container}""#))
+            })
             .collect();
         assert_eq!(
             series,

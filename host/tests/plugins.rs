@@ -300,6 +300,20 @@ fn kubenpuctl_plugins_check_prints_the_table_or_the_reason() {
         "{stderr}"
     );
 
+    // Built against the frozen WIT 0.1.0: loads, its allocs without sizes.
+    let legacy = kubenpuctl(&[
+        "plugins",
+        "check",
+        test_plugin("legacy-0-1").to_str().unwrap(),
+    ]);
+    let table = String::from_utf8(legacy.stdout).unwrap();
+    assert!(legacy.status.success(), "{table}");
+    assert!(table.starts_with("legacy 0.1.0 ("), "{table}");
+    assert!(
+        table.contains("0x41  alloc  DRM_IOCTL_LEGACY_BO_CREATE  -"),
+        "{table}"
+    );
+
     let missing = kubenpuctl(&["plugins", "check", "/nonexistent/plugin.wasm"]);
     assert_eq!(missing.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot read it"));

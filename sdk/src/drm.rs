@@ -2,7 +2,7 @@
 //! command range and the core ioctls that allocate or wait, which drivers'
 //! userspace calls on their device nodes as well as the driver's own.
 
-use crate::Ioctl;
+use crate::{Ioctl, Size};
 
 /// First ioctl number of the driver-specific range.
 pub const DRM_COMMAND_BASE: u8 = 0x40;
@@ -24,8 +24,10 @@ pub const fn is_driver_command(nr: u8) -> bool {
     nr >= DRM_COMMAND_BASE && nr < DRM_COMMAND_END
 }
 
-/// `DRM_IOCTL_MODE_CREATE_DUMB`: allocates a dumb (CPU-mappable) buffer.
-pub const MODE_CREATE_DUMB: Ioctl = Ioctl::alloc("DRM_IOCTL_MODE_CREATE_DUMB", 0xb2);
+/// `DRM_IOCTL_MODE_CREATE_DUMB`: allocates a dumb (CPU-mappable) buffer;
+/// the kernel reports its size back in `struct drm_mode_create_dumb`.
+pub const MODE_CREATE_DUMB: Ioctl =
+    Ioctl::alloc("DRM_IOCTL_MODE_CREATE_DUMB", 0xb2).sized(Size::after("size", 24, 8));
 /// `DRM_IOCTL_SYNCOBJ_WAIT`: waits for binary sync objects to signal.
 pub const SYNCOBJ_WAIT: Ioctl = Ioctl::wait("DRM_IOCTL_SYNCOBJ_WAIT", 0xc3);
 /// `DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT`: waits for timeline sync object points.

@@ -3,9 +3,12 @@
 //!
 //! [`export_vendor!`]: crate::export_vendor
 
-use alloc::string::{String, ToString as _};
+use alloc::{
+    string::{String, ToString as _},
+    vec::Vec,
+};
 
-use crate::{Kind, Vendor};
+use crate::{Field, Kind, Phase, Vendor};
 
 wit_bindgen::generate!({
     world: "vendor",
@@ -15,8 +18,10 @@ wit_bindgen::generate!({
     default_bindings_module: "kubenpu_sdk::guest",
 });
 
-pub use alloc::string::String as OwnedString;
-use kubenpu::vendor::types::{Ioctl as WitIoctl, Kind as WitKind};
+pub use alloc::{string::String as OwnedString, vec::Vec as OwnedVec};
+use kubenpu::vendor::types::{
+    Field as WitField, Ioctl as WitIoctl, Kind as WitKind, Phase as WitPhase, Selector,
+};
 
 /// The allocator plugins use: no_std components bring their own.
 pub use dlmalloc::GlobalDlmalloc as Allocator;
@@ -42,6 +47,34 @@ pub fn describe(vendor: &Vendor) -> Description {
         drivers: vendor.drivers.iter().map(|d| d.to_string()).collect(),
         ioctls,
     }
+}
+
+/// `alloc-sizes` for a declared vendor.
+pub fn alloc_sizes(vendor: &Vendor) -> Vec<AllocSize> {
+    let field = |f: &Field| WitField {
+        name: f.name.to_string(),
+        offset: f.offset,
+        width: f.width,
+    };
+    vendor
+        .ioctls
+        .iter()
+        .filter_map(|i| {
+            let size = i.size?;
+            Some(AllocSize {
+                nr: i.nr,
+                size: field(&size.field),
+                read: match size.read {
+                    Phase::Before => WitPhase::Before,
+                    Phase::After => WitPhase::After,
+                },
+                when: size.when.map(|(f, value)| Selector {
+                    field: field(&f),
+                    value,
+                }),
+            })
+        })
+        .collect()
 }
 
 /// `matches` for a declared vendor.

@@ -38,16 +38,21 @@ mod table;
 pub mod uapi;
 mod validate;
 
-pub use table::{Description, Ioctl, Kind, PciId, Product, TableEntry, Vendor};
+pub use table::{
+    Description, Field, FieldSpec, Ioctl, Kind, PciId, Phase, Product, Size, SizeSpec, TableEntry,
+    Vendor,
+};
 pub use validate::{Fault, MAX_IOCTLS, MAX_TEXT, validate};
 
 #[cfg(target_family = "wasm")]
 #[doc(hidden)]
 pub mod guest;
 
-/// Declares the unit test every vendor crate has: the table passes the
-/// agent's validation and each entry's number matches the uAPI header
-/// excerpt(s) given (see [`uapi::check`]).
+/// Declares the unit tests every vendor crate has: the table passes the
+/// agent's validation, each entry's number matches the uAPI header
+/// excerpt(s) given (see [`uapi::check`]), and each declared size's offset
+/// and width match the excerpts' structs as a C compiler lays them out
+/// (see [`uapi::check_layouts`]).
 ///
 /// `kubenpu_sdk::uapi_test!(VENDOR, include_str!("../uapi/acme_drm.h"));`
 #[macro_export]
@@ -57,6 +62,12 @@ macro_rules! uapi_test {
         #[test]
         fn table_passes_validation_and_matches_the_uapi_header() {
             assert_eq!($crate::uapi::check(&$vendor, &[$($header),+]), Ok(()));
+        }
+
+        #[cfg(test)]
+        #[test]
+        fn declared_sizes_match_the_compiled_uapi_structs() {
+            assert_eq!($crate::uapi::check_layouts(&$vendor, &[$($header),+]), Ok(()));
         }
     };
 }
@@ -82,6 +93,10 @@ macro_rules! export_vendor {
                 fn product_name(id: $crate::guest::PciId) -> Option<$crate::guest::OwnedString> {
                     $crate::guest::product_name(&$vendor, id)
                 }
+
+                fn alloc_sizes() -> $crate::guest::OwnedVec<$crate::guest::AllocSize> {
+                    $crate::guest::alloc_sizes(&$vendor)
+                }
             }
 
             $crate::export_component!(Plugin);
@@ -96,7 +111,17 @@ macro_rules! export_vendor {
 macro_rules! export_component {
     ($plugin:ident) => {
         $crate::guest::__export_vendor_world!($plugin with_types_in $crate::guest);
+        $crate::component_runtime!();
+    };
+}
 
+/// The allocator, `cabi_realloc` and panic handler a `no_std` component
+/// needs, for a component whose bindings are generated elsewhere (one
+/// built against an older WIT package, say). [`export_component!`] has
+/// them already. WebAssembly only.
+#[macro_export]
+macro_rules! component_runtime {
+    () => {
         #[global_allocator]
         static ALLOCATOR: $crate::guest::Allocator = $crate::guest::Allocator;
 

@@ -29,6 +29,74 @@ impl Kind {
     }
 }
 
+/// When the kernel program reads an allocation's size from the ioctl's
+/// argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// As the call enters: an input field, which the call may overwrite
+    /// with its output (amdgpu's `GEM_CREATE` returns a handle over it).
+    Before,
+    /// As it returns, successfully: a size the kernel reports back (the
+    /// dumb buffer's `size`, i915's page-aligned `size`).
+    After,
+}
+
+/// A field of an ioctl's argument struct, as the uAPI header lays it out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Field {
+    /// Its path in the struct, e.g. `size` or `in.bo_size`: what tests
+    /// check `offset` and `width` against, with the header compiled.
+    pub name: &'static str,
+    /// Byte offset in the argument.
+    pub offset: u16,
+    /// Width in bytes: 4 or 8 (an unsigned integer).
+    pub width: u8,
+}
+
+/// Where an alloc ioctl's argument holds the bytes it allocates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Size {
+    /// The size field.
+    pub field: Field,
+    /// When to read it.
+    pub read: Phase,
+    /// For an ioctl that multiplexes operations: the size counts only
+    /// when this field (read as the call enters) has this value.
+    pub when: Option<(Field, u64)>,
+}
+
+impl Size {
+    /// A size read as the call enters.
+    pub const fn before(name: &'static str, offset: u16, width: u8) -> Self {
+        Self {
+            field: Field {
+                name,
+                offset,
+                width,
+            },
+            read: Phase::Before,
+            when: None,
+        }
+    }
+
+    /// A size read as the call returns successfully.
+    pub const fn after(name: &'static str, offset: u16, width: u8) -> Self {
+        Self {
+            read: Phase::After,
+            ..Self::before(name, offset, width)
+        }
+    }
+
+    /// Counts the size only when `field` equals `value` (the operation
+    /// code of a multiplexed ioctl).
+    pub const fn when(self, field: Field, value: u64) -> Self {
+        Self {
+            when: Some((field, value)),
+            ..self
+        }
+    }
+}
+
 /// One counted ioctl, as an author writes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ioctl {
@@ -38,33 +106,40 @@ pub struct Ioctl {
     pub name: &'static str,
     /// What it does.
     pub kind: Kind,
+    /// For an alloc: where its argument holds the size it allocates.
+    pub size: Option<Size>,
 }
 
 impl Ioctl {
-    /// An ioctl that submits work.
-    pub const fn submit(name: &'static str, nr: u8) -> Self {
+    const fn new(name: &'static str, nr: u8, kind: Kind) -> Self {
         Self {
             nr,
             name,
-            kind: Kind::Submit,
+            kind,
+            size: None,
         }
+    }
+
+    /// An ioctl that submits work.
+    pub const fn submit(name: &'static str, nr: u8) -> Self {
+        Self::new(name, nr, Kind::Submit)
     }
 
     /// An ioctl that allocates device memory.
     pub const fn alloc(name: &'static str, nr: u8) -> Self {
-        Self {
-            nr,
-            name,
-            kind: Kind::Alloc,
-        }
+        Self::new(name, nr, Kind::Alloc)
     }
 
     /// An ioctl that waits for the device.
     pub const fn wait(name: &'static str, nr: u8) -> Self {
+        Self::new(name, nr, Kind::Wait)
+    }
+
+    /// The same ioctl, with the size it allocates at `size`.
+    pub const fn sized(self, size: Size) -> Self {
         Self {
-            nr,
-            name,
-            kind: Kind::Wait,
+            size: Some(size),
+            ..self
         }
     }
 }
@@ -120,6 +195,7 @@ impl Vendor {
                     nr: i.nr,
                     name: i.name.to_string(),
                     kind: i.kind,
+                    size: i.size.map(|s| SizeSpec::from(&s)),
                 })
                 .collect(),
         }
@@ -162,4 +238,48 @@ pub struct TableEntry {
     pub name: String,
     /// What it does.
     pub kind: Kind,
+    /// For an alloc: where its argument holds the size it allocates.
+    pub size: Option<SizeSpec>,
+}
+
+/// A [`Field`] in a [`Description`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldSpec {
+    /// Its path in the argument struct.
+    pub name: String,
+    /// Byte offset.
+    pub offset: u16,
+    /// Width in bytes.
+    pub width: u8,
+}
+
+/// A [`Size`] in a [`Description`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SizeSpec {
+    /// The size field.
+    pub field: FieldSpec,
+    /// When to read it.
+    pub read: Phase,
+    /// The selecting field and value, for multiplexed ioctls.
+    pub when: Option<(FieldSpec, u64)>,
+}
+
+impl From<&Field> for FieldSpec {
+    fn from(field: &Field) -> Self {
+        Self {
+            name: field.name.to_string(),
+            offset: field.offset,
+            width: field.width,
+        }
+    }
+}
+
+impl From<&Size> for SizeSpec {
+    fn from(size: &Size) -> Self {
+        Self {
+            field: FieldSpec::from(&size.field),
+            read: size.read,
+            when: size.when.as_ref().map(|(f, v)| (FieldSpec::from(f), *v)),
+        }
+    }
 }

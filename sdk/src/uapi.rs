@@ -14,6 +14,10 @@ use crate::{Vendor, validate};
 /// core entries such as [`crate::drm::SYNCOBJ_WAIT`] are checked.
 pub const DRM_H: &str = include_str!("../uapi/drm.h");
 
+/// The argument structs of the core ioctls whose sizes the SDK declares
+/// (an excerpt of `drm_mode.h`).
+pub const DRM_MODE_H: &str = include_str!("../uapi/drm_mode.h");
+
 /// `#define NAME VALUE` lines, continuation lines joined.
 fn defines(header: &str) -> BTreeMap<&str, String> {
     let mut defines = BTreeMap::new();
@@ -70,16 +74,32 @@ fn evaluate(expr: &str, defines: &BTreeMap<&str, String>, depth: u32) -> Option<
         .sum()
 }
 
-/// The ioctl number (`cmd & 0xff`) the headers define for `macro_name`.
-pub fn ioctl_nr(headers: &[&str], macro_name: &str) -> Option<u8> {
+/// Every `#define` of `headers` and the SDK's `drm.h`, first one winning.
+fn all_defines<'a>(headers: &[&'a str]) -> BTreeMap<&'a str, String> {
     let mut all = BTreeMap::new();
     for header in headers.iter().chain([&DRM_H]) {
         for (name, value) in defines(header) {
             all.entry(name).or_insert(value);
         }
     }
+    all
+}
+
+/// The ioctl number (`cmd & 0xff`) the headers define for `macro_name`.
+pub fn ioctl_nr(headers: &[&str], macro_name: &str) -> Option<u8> {
+    let all = all_defines(headers);
     let value = evaluate(all.get(macro_name)?, &all, 0)?;
     Some((value & 0xff) as u8)
+}
+
+/// The argument type of ioctl `macro_name`: `DRM_IOWR(nr, struct x)`'s
+/// second argument, e.g. `struct drm_mode_create_dumb`.
+pub fn argument_type(headers: &[&str], macro_name: &str) -> Option<String> {
+    let all = all_defines(headers);
+    let value = all.get(macro_name)?;
+    let args = &value[value.find('(')? + 1..value.rfind(')')?];
+    let (_, ty) = args.rsplit_once(',')?;
+    Some(ty.trim().into())
 }
 
 /// Runs the agent's validation on `vendor` and checks every entry's number
@@ -104,6 +124,138 @@ pub fn check(vendor: &Vendor, headers: &[&str]) -> Result<(), Vec<String>> {
         Ok(())
     } else {
         Err(problems)
+    }
+}
+
+/// Checks every size a vendor declares against the uAPI structs, by
+/// compiling them: `headers` (with the SDK's `drm_mode.h`) must hold the
+/// argument struct of each sized ioctl, and the C compiler's `offsetof`
+/// and `sizeof` must give the declared offset and width of each field.
+/// Needs a C compiler (`cc`) and the kernel's `linux/types.h`; native
+/// only. Returns one line per problem.
+#[cfg(not(target_family = "wasm"))]
+pub fn check_layouts(vendor: &Vendor, headers: &[&str]) -> Result<(), Vec<String>> {
+    layout::check(vendor, headers)
+}
+
+#[cfg(not(target_family = "wasm"))]
+mod layout {
+    extern crate std;
+
+    use alloc::{format, string::String, vec::Vec};
+    use std::{io::Write as _, process};
+
+    use super::{DRM_MODE_H, argument_type};
+    use crate::{Field, Vendor};
+
+    /// One field to measure: the ioctl, its argument type, the field.
+    struct Probe<'a> {
+        ioctl: &'a str,
+        ty: String,
+        field: Field,
+    }
+
+    pub fn check(vendor: &Vendor, headers: &[&str]) -> Result<(), Vec<String>> {
+        let mut problems = Vec::new();
+        let mut probes = Vec::new();
+        for ioctl in vendor.ioctls {
+            let Some(size) = ioctl.size else { continue };
+            let Some(ty) = argument_type(headers, ioctl.name) else {
+                problems.push(format!(
+                    "{}: no argument type in the headers given",
+                    ioctl.name
+                ));
+                continue;
+            };
+            let fields = core::iter::once(size.field).chain(size.when.map(|(f, _)| f));
+            probes.extend(fields.map(|field| Probe {
+                ioctl: ioctl.name,
+                ty: ty.clone(),
+                field,
+            }));
+        }
+        if probes.is_empty() {
+            return if problems.is_empty() {
+                Ok(())
+            } else {
+                Err(problems)
+            };
+        }
+        let measured = match measure(vendor.name, headers, &probes) {
+            Ok(measured) => measured,
+            Err(e) => return Err(alloc::vec![e]),
+        };
+        for (probe, (offset, width)) in probes.iter().zip(measured) {
+            let declared = (
+                usize::from(probe.field.offset),
+                usize::from(probe.field.width),
+            );
+            if declared != (offset, width) {
+                problems.push(format!(
+                    "{}: {} of {} is at offset {offset}, {width} bytes wide; the table says {}, {}",
+                    probe.ioctl, probe.field.name, probe.ty, declared.0, declared.1
+                ));
+            }
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems)
+        }
+    }
+
+    /// `(offsetof, sizeof)` of each probe's field, from a C program built
+    /// from the headers.
+    fn measure(
+        name: &str,
+        headers: &[&str],
+        probes: &[Probe<'_>],
+    ) -> Result<Vec<(usize, usize)>, String> {
+        let mut source =
+            String::from("#include <linux/types.h>\n#include <stddef.h>\n#include <stdio.h>\n");
+        for header in core::iter::once(&DRM_MODE_H).chain(headers) {
+            source.push_str(header);
+            source.push('\n');
+        }
+        source.push_str("int main(void) {\n");
+        for Probe { ty, field, .. } in probes {
+            source.push_str(&format!(
+                "    printf(\"%zu %zu\\n\", offsetof({ty}, {0}), sizeof((({ty} *)0)->{0}));\n",
+                field.name
+            ));
+        }
+        source.push_str("    return 0;\n}\n");
+        let binary = std::env::temp_dir().join(format!("kubenpu-layout-{name}-{}", process::id()));
+        let mut cc = process::Command::new("cc")
+            .args(["-x", "c", "-", "-o"])
+            .arg(&binary)
+            .stdin(process::Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot run cc to compile the uAPI structs: {e}"))?;
+        cc.stdin
+            .take()
+            .expect("piped")
+            .write_all(source.as_bytes())
+            .map_err(|e| format!("cannot feed cc: {e}"))?;
+        let compiled = cc.wait().map_err(|e| format!("cc: {e}"))?;
+        if !compiled.success() {
+            return Err(format!(
+                "the uAPI structs do not compile ({compiled}); see cc's message above"
+            ));
+        }
+        let output = process::Command::new(&binary).output();
+        let _ = std::fs::remove_file(&binary);
+        let output = output.map_err(|e| format!("cannot run the layout probe: {e}"))?;
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .map(|line| {
+                let mut numbers = line.split(' ').map(str::parse::<usize>);
+                match (numbers.next(), numbers.next()) {
+                    (Some(Ok(offset)), Some(Ok(width))) => Ok((offset, width)),
+                    _ => Err(format!("the layout probe printed {line:?}")),
+                }
+            })
+            .collect()
     }
 }
 
@@ -134,6 +286,36 @@ mod tests {
             Some(drm::DRM_COMMAND_BASE)
         );
         assert_eq!(ioctl_nr(&[], "DRM_COMMAND_END"), Some(drm::DRM_COMMAND_END));
+    }
+
+    #[test]
+    fn declared_sizes_are_checked_against_the_compiled_structs() {
+        const ACME: &str = "#define DRM_IOCTL_ACME_BO DRM_IOWR(DRM_COMMAND_BASE + 0x01, struct acme_bo)\n\
+            struct acme_bo {\n\t__u32 handle;\n\t__u32 flags;\n\t__u64 size;\n};\n";
+        let vendor = |size| Vendor {
+            name: "acme",
+            version: "1",
+            drivers: &["acme"],
+            pci_vendors: &[],
+            products: &[],
+            ioctls: alloc::vec![
+                Ioctl::alloc("DRM_IOCTL_ACME_BO", 0x41).sized(size),
+                drm::MODE_CREATE_DUMB
+            ]
+            .leak(),
+        };
+        assert_eq!(
+            check_layouts(&vendor(crate::Size::after("size", 8, 8)), &[ACME]),
+            Ok(())
+        );
+        let problems =
+            check_layouts(&vendor(crate::Size::after("size", 4, 4)), &[ACME]).unwrap_err();
+        assert_eq!(
+            problems,
+            [
+                "DRM_IOCTL_ACME_BO: size of struct acme_bo is at offset 8, 8 bytes wide; the table says 4, 4"
+            ]
+        );
     }
 
     #[test]

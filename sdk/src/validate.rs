@@ -5,7 +5,10 @@
 use alloc::string::String;
 use core::fmt;
 
-use crate::{Description, Kind, drm};
+use crate::{Description, FieldSpec, Kind, TableEntry, drm};
+
+/// The largest argument an ioctl command can encode (`_IOC_SIZE`, 14 bits).
+pub const MAX_ARGUMENT: u32 = (1 << 14) - 1;
 
 /// Longest accepted name, version, driver or ioctl name, in bytes.
 pub const MAX_TEXT: usize = 128;
@@ -44,6 +47,13 @@ pub enum Fault {
     TooLong(String),
     /// More than [`MAX_IOCTLS`] entries.
     TooManyIoctls(usize),
+    /// A size declared on an ioctl that is not an alloc.
+    SizeNotOnAlloc(String),
+    /// A size or selector field that is not 4 or 8 bytes wide, lies past
+    /// the largest argument an ioctl can have, or has no name.
+    BadField(String, String),
+    /// Two entries share a number but not the size they declare.
+    ConflictingSizes(u8),
 }
 
 impl fmt::Display for Fault {
@@ -78,6 +88,16 @@ impl fmt::Display for Fault {
                 text.get(..32).unwrap_or(text)
             ),
             Fault::TooManyIoctls(n) => write!(f, "{n} ioctl entries, more than {MAX_IOCTLS}"),
+            Fault::SizeNotOnAlloc(name) => {
+                write!(f, "{name} declares a size but is not an alloc")
+            }
+            Fault::BadField(ioctl, field) => write!(
+                f,
+                "{ioctl}: field {field:?} must be named, 4 or 8 bytes wide, and end within {MAX_ARGUMENT} bytes"
+            ),
+            Fault::ConflictingSizes(nr) => {
+                write!(f, "nr {nr:#04x} is listed twice with different sizes")
+            }
         }
     }
 }
@@ -140,6 +160,39 @@ pub fn validate(description: &Description) -> Result<(), Fault> {
                 second: (entry.name.clone(), entry.kind),
             });
         }
+        check_size(entry)?;
+        if ioctls[..i]
+            .iter()
+            .any(|e| e.nr == entry.nr && e.size != entry.size)
+        {
+            return Err(Fault::ConflictingSizes(entry.nr));
+        }
+    }
+    Ok(())
+}
+
+/// A declared size must be on an alloc, and its fields readable.
+fn check_size(entry: &TableEntry) -> Result<(), Fault> {
+    let Some(size) = &entry.size else {
+        return Ok(());
+    };
+    if entry.kind != Kind::Alloc {
+        return Err(Fault::SizeNotOnAlloc(entry.name.clone()));
+    }
+    let fields = core::iter::once(&size.field).chain(size.when.as_ref().map(|(f, _)| f));
+    for field in fields {
+        let FieldSpec {
+            name,
+            offset,
+            width,
+        } = field;
+        let readable = matches!(width, 4 | 8)
+            && u32::from(*offset) + u32::from(*width) <= MAX_ARGUMENT
+            && !name.is_empty()
+            && name.len() <= MAX_TEXT;
+        if !readable {
+            return Err(Fault::BadField(entry.name.clone(), name.clone()));
+        }
     }
     Ok(())
 }
@@ -156,7 +209,12 @@ mod tests {
             nr,
             name: name.to_string(),
             kind,
+            size: None,
         }
+    }
+
+    fn size(offset: u16, width: u8) -> crate::SizeSpec {
+        crate::SizeSpec::from(&crate::Size::after("size", offset, width))
     }
 
     fn good() -> Description {
@@ -168,6 +226,10 @@ mod tests {
                 entry(0x40, "DRM_IOCTL_ACME_SUBMIT", Kind::Submit),
                 entry(0x40, "DRM_IOCTL_ACME_SUBMIT_V2", Kind::Submit),
                 entry(0xc3, "DRM_IOCTL_SYNCOBJ_WAIT", Kind::Wait),
+                TableEntry {
+                    size: Some(size(8, 8)),
+                    ..entry(0x41, "DRM_IOCTL_ACME_BO_CREATE", Kind::Alloc)
+                },
             ],
         }
     }
@@ -180,7 +242,28 @@ mod tests {
     #[test]
     fn each_fault_is_found() {
         type Breakage = fn(&mut Description);
-        let cases: [(Breakage, Fault); 8] = [
+        let cases: [(Breakage, Fault); 12] = [
+            (
+                |d| d.ioctls[0].size = Some(size(0, 8)),
+                Fault::SizeNotOnAlloc("DRM_IOCTL_ACME_SUBMIT".to_string()),
+            ),
+            (
+                |d| d.ioctls[3].size = Some(size(8, 2)),
+                Fault::BadField("DRM_IOCTL_ACME_BO_CREATE".to_string(), "size".to_string()),
+            ),
+            (
+                |d| d.ioctls[3].size = Some(size(16380, 8)),
+                Fault::BadField("DRM_IOCTL_ACME_BO_CREATE".to_string(), "size".to_string()),
+            ),
+            (
+                |d| {
+                    let mut alias = d.ioctls[3].clone();
+                    alias.name = "DRM_IOCTL_ACME_BO_CREATE2".to_string();
+                    alias.size = Some(size(0, 8));
+                    d.ioctls.push(alias);
+                },
+                Fault::ConflictingSizes(0x41),
+            ),
             (
                 |d| d.name = "ACME".to_string(),
                 Fault::BadName("ACME".to_string()),

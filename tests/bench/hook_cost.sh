@@ -1,10 +1,12 @@
 # Cost of a program on drm_ioctl, per hook (busybox sh, in the kubenpu-vm
 # guest; run by scripts/bench). Rounds alternate every variant; each case:
-# 1,000 warm-up calls, then N timed calls, with the program's run time per
-# run from kernel.bpf_stats_enabled (prog_stats) and the workload's wall
-# time per call. Variants: no program; the empty program (the floor);
-# kubenpu (the agent's counting program); per-event (one ring-buffer event
-# per counted call, read by a waiting reader). Cases: filtered (a DRM
+# 1,000 warm-up calls, then N timed calls, with the programs' run time per
+# call (entry and exit programs together) from kernel.bpf_stats_enabled
+# (prog_stats) and the workload's wall time per call. Variants: no
+# program; the empty pair (the floor: an entry and an exit program that
+# return at once); kubenpu (the agent's counting and measuring programs);
+# per-event (one ring-buffer event per counted call, on entry only, read by
+# a waiting reader). Cases: filtered (a DRM
 # device no vendor claims), untracked (a claimed device, an ioctl its
 # vendor does not count), counted. One line a measurement:
 #   cost ROUND HOOK VARIANT CASE RUN_NS WALL_NS
@@ -20,7 +22,9 @@ wall_per_call() {
   kubenpu-workload "$1" | sed 's/.*"calls":\([0-9]*\),"elapsed_ns":\([0-9]*\).*/\2 \1/' \
     | { read -r t n; echo $((t / n)); }
 }
-stats() { prog_stats | awk '{c += $2; t += $3} END {print c + 0, t + 0}'; }
+# stats: calls (the most runs of any program attached: each runs once per
+# call) and the run time of all of them, entry and exit together.
+stats() { prog_stats | awk '{if ($2 > c) c = $2; t += $3} END {print c + 0, t + 0}'; }
 # measure ROUND HOOK VARIANT: every case under what is attached now.
 measure() {
   for case in $CASES; do
@@ -54,9 +58,10 @@ release() {
   wait "$HOLD" || fail "hook_variant failed: $(cat /tmp/hold-err)"
   for i in $(seq 50); do [ -z "$(prog_stats)" ] && return; sleep 0.1; done
 }
-# detach: drops the agent's pinned link and program; its maps stay.
+# detach: drops the agent's pinned links and programs; its maps stay.
 detach() {
-  rm /sys/fs/bpf/kubenpu/link /sys/fs/bpf/kubenpu/program
+  rm /sys/fs/bpf/kubenpu/link /sys/fs/bpf/kubenpu/program /sys/fs/bpf/kubenpu/exit-link \
+    /sys/fs/bpf/kubenpu/exit-program
   for i in $(seq 50); do [ -z "$(prog_stats)" ] && break; sleep 0.1; done
 }
 # The agent fills DEVICES and IOCTLS, then is detached: the maps stay

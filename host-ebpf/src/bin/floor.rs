@@ -1,14 +1,14 @@
 //! Calibration programs for benchmarks: they return at once, so their cost
-//! on `drm_ioctl` is the floor the counting program is measured against,
-//! per hook. The agent never loads them.
+//! on `drm_ioctl` is the floor the counting programs are measured against,
+//! per hook, entry and exit alike. The agent never loads them.
 //!
 //! SPDX-License-Identifier: GPL-2.0-only
 #![no_std]
 #![no_main]
 
 use aya_ebpf::{
-    macros::{fentry, kprobe},
-    programs::{FEntryContext, ProbeContext},
+    macros::{fentry, fexit, kprobe, kretprobe},
+    programs::{FEntryContext, FExitContext, ProbeContext, RetProbeContext},
 };
 
 #[path = "../object.rs"]
@@ -23,5 +23,17 @@ pub fn kubenpu_floor_fentry(_ctx: FEntryContext) -> u32 {
 /// Empty kprobe program on `drm_ioctl`.
 #[kprobe]
 pub fn kubenpu_floor_kprobe(_ctx: ProbeContext) -> u32 {
+    0
+}
+
+/// Empty fexit program on `drm_ioctl`.
+#[fexit(function = "drm_ioctl")]
+pub fn kubenpu_floor_fexit(_ctx: FExitContext) -> u32 {
+    0
+}
+
+/// Empty return probe on `drm_ioctl`.
+#[kretprobe]
+pub fn kubenpu_floor_kretprobe(_ctx: RetProbeContext) -> u32 {
     0
 }

@@ -9,9 +9,13 @@
 #![no_main]
 
 use aya_ebpf::{helpers::bpf_get_current_cgroup_id, macros::map, maps::RingBuf};
-use kubenpu_ebpf::CountKey;
+use kubenpu_ebpf::{CountKey, IoctlEntry};
 
 #[path = "../filter.rs"]
+#[allow(
+    dead_code,
+    reason = "the per-event variant keeps no state per call, so never reads the argument"
+)]
 mod filter;
 #[path = "../object.rs"]
 mod object;
@@ -27,12 +31,12 @@ filter::programs!(kubenpu_per_event_fentry, kubenpu_per_event_kprobe, emit);
 /// One event per counted call; a full buffer drops it (the reader counts
 /// what it gets, so a drop shows as a shortfall).
 #[inline(always)]
-fn emit(rdev: u32, nr: u32) {
+fn emit(call: &filter::Call, nr: u32, _entry: &IoctlEntry) {
     if let Some(mut entry) = EVENTS.reserve::<CountKey>(0) {
         entry.write(CountKey {
             // SAFETY: a helper without arguments.
             cgroup_id: unsafe { bpf_get_current_cgroup_id() },
-            dev: rdev,
+            dev: call.rdev,
             nr,
         });
         entry.submit(0);

@@ -16,13 +16,26 @@ use prometheus_client::{
     registry::Registry,
 };
 
-use crate::{catalog::Series, device_table::DeviceTable, plugins::Source, probe::Losses};
+use kubenpu_ebpf::CountValue;
+use kubenpu_sdk::Kind;
+
+use crate::{
+    catalog::{DeviceKind, Series},
+    device_table::DeviceTable,
+    plugins::Source,
+    probe::Losses,
+    usage::Durations,
+};
 
 /// Everything one scrape shows.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
-    /// Calls per series, folded per pod.
-    pub ioctls: BTreeMap<Series, u64>,
+    /// Calls, failures, time and bytes per series, folded per pod.
+    pub ioctls: BTreeMap<Series, CountValue>,
+    /// Call durations per device and kind.
+    pub durations: BTreeMap<DeviceKind, Durations>,
+    /// Measurements of counted calls that are missing, per reason.
+    pub unmeasured: Losses,
     /// One row per discovered device.
     pub devices: Vec<DeviceInfo>,
     /// One row per vendor in force.
@@ -165,22 +178,132 @@ pub fn render(snapshot: Snapshot, format: Format) -> String {
     out
 }
 
-const IOCTL_HELP: &str = "DRM/accel ioctl calls by pod, container, device and kind (submit: work handed to the device, alloc: device memory allocated, wait: waits for the device). Exact call counts, not utilization. Empty pod labels: processes outside pods.";
+const IOCTL_HELP: &str = "DRM/accel ioctl calls by pod, container, device and kind (submit: work handed to the device, alloc: device memory allocated, wait: waits for the device). Exact call counts, not utilization; a call the kernel restarts after a signal is one call. Empty pod labels: processes outside pods.";
+
+/// Bucket `b` of the kernel's histogram holds calls of `[2^b, 2^(b+1))`
+/// ns. The exposition's buckets start at 2^10 ns (about 1 µs; shorter
+/// calls fall in the first) and end at 2^35 ns (about 34 s), then +Inf.
+const FIRST_BUCKET: usize = 9;
+const LAST_BUCKET: usize = 34;
+
+/// The classic buckets of one histogram: `(upper bound in seconds, calls)`,
+/// not cumulative, the last +Inf.
+fn buckets(durations: &Durations) -> Vec<(f64, u64)> {
+    let mut out = Vec::with_capacity(LAST_BUCKET - FIRST_BUCKET + 2);
+    let mut below = 0;
+    for (b, &calls) in durations.buckets.iter().enumerate() {
+        if b <= FIRST_BUCKET {
+            below += calls;
+            if b == FIRST_BUCKET {
+                out.push((upper_bound(b), below));
+            }
+        } else if b <= LAST_BUCKET {
+            out.push((upper_bound(b), calls));
+        }
+    }
+    let beyond = durations.buckets[LAST_BUCKET + 1..].iter().sum();
+    out.push((f64::INFINITY, beyond));
+    out
+}
+
+/// `2^(b+1)` ns in seconds.
+fn upper_bound(bucket: usize) -> f64 {
+    (1u64 << (bucket + 1)) as f64 / 1e9
+}
+
+/// The labels of a per-pod series.
+fn series_labels(series: &Series) -> [(&str, &str); 6] {
+    [
+        ("pod", series.owner.pod.as_str()),
+        ("namespace", series.owner.namespace.as_str()),
+        ("container", series.owner.container.as_str()),
+        ("device", &series.device),
+        ("vendor", &series.vendor),
+        ("kind", series.kind.as_str()),
+    ]
+}
+
+impl Snapshot {
+    /// One counter family over the per-pod series, valued by `value`
+    /// (`None` leaves a series out).
+    fn encode_per_pod<N: prometheus_client::encoding::EncodeCounterValue>(
+        &self,
+        encoder: &mut DescriptorEncoder,
+        (name, help): (&str, &str),
+        value: impl Fn(&Series, &CountValue) -> Option<N>,
+    ) -> Result<(), std::fmt::Error> {
+        let mut family = encoder.encode_descriptor(name, help, None, MetricType::Counter)?;
+        for (series, totals) in &self.ioctls {
+            if let Some(v) = value(series, totals) {
+                ConstCounter::new(v).encode(family.encode_family(&series_labels(series))?)?;
+            }
+        }
+        Ok(())
+    }
+}
 
 impl Collector for Snapshot {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let mut family =
-            encoder.encode_descriptor("kubenpu_ioctl", IOCTL_HELP, None, MetricType::Counter)?;
-        for (series, calls) in &self.ioctls {
+        self.encode_per_pod(&mut encoder, ("kubenpu_ioctl", IOCTL_HELP), |_, v| {
+            Some(v.calls)
+        })?;
+        self.encode_per_pod(
+            &mut encoder,
+            (
+                "kubenpu_ioctl_failed",
+                "Counted calls that returned an error (bad handle, -ETIME, -EINTR, ...), by pod, container, device and kind; a call the kernel restarts after a signal fails only if its last run does.",
+            ),
+            |_, v| Some(v.failed),
+        )?;
+        self.encode_per_pod(
+            &mut encoder,
+            (
+                "kubenpu_ioctl_seconds",
+                "Time spent inside the counted calls, by pod, container, device and kind: for waits, the time blocked on the device.",
+            ),
+            |_, v| Some(v.ns as f64 / 1e9),
+        )?;
+        self.encode_per_pod(
+            &mut encoder,
+            (
+                "kubenpu_alloc_bytes",
+                "Bytes allocated by the successful alloc calls whose vendor declares where the size is, by pod, container, device and kind.",
+            ),
+            |series, v| (series.kind == Kind::Alloc).then_some(v.bytes),
+        )?;
+
+        let mut family = encoder.encode_descriptor(
+            "kubenpu_ioctl_duration_seconds",
+            "Durations of the counted calls, by device and kind (no pod label), from log2 buckets kept in the kernel.",
+            None,
+            MetricType::Histogram,
+        )?;
+        for (labels, durations) in &self.durations {
             let labels = [
-                ("pod", series.owner.pod.as_str()),
-                ("namespace", series.owner.namespace.as_str()),
-                ("container", series.owner.container.as_str()),
-                ("device", &series.device),
-                ("vendor", &series.vendor),
-                ("kind", series.kind.as_str()),
+                ("device", &*labels.device),
+                ("vendor", &*labels.vendor),
+                ("kind", labels.kind.as_str()),
             ];
-            ConstCounter::new(*calls).encode(family.encode_family(&labels)?)?;
+            let buckets = buckets(durations);
+            let count = buckets.iter().map(|(_, n)| n).sum();
+            family
+                .encode_family(&labels)?
+                .encode_histogram::<prometheus_client::encoding::NoLabelSet>(
+                    durations.sum_ns as f64 / 1e9,
+                    count,
+                    &buckets,
+                    None,
+                )?;
+        }
+
+        let mut family = encoder.encode_descriptor(
+            "kubenpu_measurements_dropped",
+            "Counted calls whose measurement is missing, by reason: unmeasured (the kernel skipped the exit program, or too many threads were inside calls at once: result, time and bytes missing), histogram_full (duration not in the histogram), size_unread (bytes of a successful allocation unreadable).",
+            None,
+            MetricType::Counter,
+        )?;
+        for (reason, lost) in &self.unmeasured {
+            ConstCounter::new(*lost).encode(family.encode_family(&[("reason", *reason)])?)?;
         }
 
         let mut family = encoder.encode_descriptor(
@@ -276,8 +399,6 @@ impl Collector for Snapshot {
 mod tests {
     use std::sync::Arc;
 
-    use kubenpu_sdk::Kind;
-
     use super::*;
     use crate::attribution::Owner;
 
@@ -292,12 +413,36 @@ mod tests {
             vendor: Arc::from("i915"),
             kind,
         };
+        let value = |calls, failed, ns, bytes| CountValue {
+            calls,
+            failed,
+            ns,
+            bytes,
+        };
+        let mut buckets = [0; kubenpu_ebpf::DURATION_BUCKETS as usize];
+        // Two calls under 1 µs, one of 20 ms (bucket 24: 2^24 ns = 16.8 ms).
+        buckets[3] = 2;
+        buckets[24] = 1;
         Snapshot {
             ioctls: [
-                (series("web", Kind::Submit), 5),
-                (series("", Kind::Wait), 2),
+                (series("web", Kind::Submit), value(5, 1, 1_500_000_000, 0)),
+                (series("web", Kind::Alloc), value(3, 0, 1000, 12288)),
+                (series("", Kind::Wait), value(2, 2, 40_000_000, 0)),
             ]
             .into(),
+            durations: [(
+                DeviceKind {
+                    device: Arc::from("0000:00:02.0"),
+                    vendor: Arc::from("i915"),
+                    kind: Kind::Wait,
+                },
+                Durations {
+                    buckets,
+                    sum_ns: 20_000_600,
+                },
+            )]
+            .into(),
+            unmeasured: vec![("unmeasured", 4)],
             devices: vec![DeviceInfo {
                 device: "0000:00:02.0".into(),
                 vendor: "i915".into(),
@@ -322,6 +467,18 @@ mod tests {
             "# TYPE kubenpu_ioctl_total counter",
             r#"kubenpu_ioctl_total{pod="web",namespace="default",container="main",device="0000:00:02.0",vendor="i915",kind="submit"} 5"#,
             r#"kubenpu_ioctl_total{pod="",namespace="",container="",device="0000:00:02.0",vendor="i915",kind="wait"} 2"#,
+            r#"kubenpu_ioctl_failed_total{pod="web",namespace="default",container="main",device="0000:00:02.0",vendor="i915",kind="submit"} 1"#,
+            r#"kubenpu_ioctl_seconds_total{pod="web",namespace="default",container="main",device="0000:00:02.0",vendor="i915",kind="submit"} 1.5"#,
+            r#"kubenpu_ioctl_seconds_total{pod="",namespace="",container="",device="0000:00:02.0",vendor="i915",kind="wait"} 0.04"#,
+            r#"kubenpu_alloc_bytes_total{pod="web",namespace="default",container="main",device="0000:00:02.0",vendor="i915",kind="alloc"} 12288"#,
+            "# TYPE kubenpu_ioctl_duration_seconds histogram",
+            r#"kubenpu_ioctl_duration_seconds_bucket{device="0000:00:02.0",vendor="i915",kind="wait",le="1.024e-06"} 2"#,
+            r#"kubenpu_ioctl_duration_seconds_bucket{device="0000:00:02.0",vendor="i915",kind="wait",le="0.016777216"} 2"#,
+            r#"kubenpu_ioctl_duration_seconds_bucket{device="0000:00:02.0",vendor="i915",kind="wait",le="0.033554432"} 3"#,
+            r#"kubenpu_ioctl_duration_seconds_bucket{device="0000:00:02.0",vendor="i915",kind="wait",le="+Inf"} 3"#,
+            r#"kubenpu_ioctl_duration_seconds_count{device="0000:00:02.0",vendor="i915",kind="wait"} 3"#,
+            r#"kubenpu_ioctl_duration_seconds_sum{device="0000:00:02.0",vendor="i915",kind="wait"} 0.0200006"#,
+            r#"kubenpu_measurements_dropped_total{reason="unmeasured"} 4"#,
             r#"kubenpu_device_info{device="0000:00:02.0",vendor="i915",driver="i915",pci_id="8086:5917",numa_node="0",node="node-1"} 1"#,
             r#"kubenpu_events_dropped_total{reason="map_full"} 1"#,
             "kubenpu_cgroup_index_rebuilds_total 3",
@@ -332,6 +489,12 @@ mod tests {
             assert!(text.lines().any(|l| l == line), "no {line:?} in\n{text}");
         }
         assert!(!text.contains("# EOF"));
+        // Bytes only for allocs.
+        assert_eq!(
+            text.matches("kubenpu_alloc_bytes_total{").count(),
+            1,
+            "{text}"
+        );
     }
 
     #[test]

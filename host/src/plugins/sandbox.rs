@@ -3,7 +3,7 @@
 //! clock), bounded memory and stack, and a fuel budget per call that stops
 //! an endless loop in milliseconds.
 
-use kubenpu_sdk::{Description, Kind, PciId, TableEntry};
+use kubenpu_sdk::{Description, FieldSpec, Kind, PciId, Phase, SizeSpec, TableEntry};
 use wasmtime::{
     Config, Engine, ResourceLimiter, Store, StoreLimits, StoreLimitsBuilder,
     component::{Component, Linker},
@@ -11,9 +11,15 @@ use wasmtime::{
 
 use super::PluginError;
 
-/// Host bindings generated from `wit/vendor.wit`.
+/// Host bindings generated from `wit/vendor.wit` (0.2.0).
 mod bindings {
     wasmtime::component::bindgen!({ world: "vendor", path: "../wit" });
+}
+
+/// Host bindings of the frozen 0.1.0 package, for plugins built before
+/// 0.2.0: the same world without `alloc-sizes`.
+mod bindings_0_1 {
+    wasmtime::component::bindgen!({ world: "vendor", path: "../wit/0.1.0" });
 }
 
 use bindings::{Vendor, VendorPre, kubenpu::vendor::types};
@@ -36,7 +42,14 @@ pub struct Sandbox {
 /// A plugin compiled and checked against the world, ready to instantiate.
 #[derive(Clone)]
 pub struct Compiled {
-    pre: VendorPre<Limits>,
+    pre: Pre,
+}
+
+/// A pre-instance of one of the world's versions.
+#[derive(Clone)]
+enum Pre {
+    Current(VendorPre<Limits>),
+    V0_1(bindings_0_1::VendorPre<Limits>),
 }
 
 impl Sandbox {
@@ -68,7 +81,14 @@ impl Sandbox {
             .linker
             .instantiate_pre(&component)
             .map_err(|e| PluginError::Imports(one_line(&e)))?;
-        let pre = VendorPre::new(pre).map_err(|e| PluginError::Exports(one_line(&e)))?;
+        // A plugin of the current world, else of 0.1.0; a plugin of
+        // neither is reported against the current one.
+        let pre = match VendorPre::new(pre.clone()) {
+            Ok(current) => Pre::Current(current),
+            Err(e) => bindings_0_1::VendorPre::new(pre)
+                .map(Pre::V0_1)
+                .map_err(|_| PluginError::Exports(one_line(&e)))?,
+        };
         Ok(Compiled { pre })
     }
 }
@@ -114,13 +134,19 @@ impl ResourceLimiter for Limits {
     }
 }
 
+/// An instance of one of the world's versions.
+enum Instance {
+    Current(Vendor),
+    V0_1(bindings_0_1::Vendor),
+}
+
 impl Compiled {
     /// Runs one export in a fresh, limited instance. A trapped instance is
     /// never reused: each call gets its own store.
     fn call<R>(
         &self,
         export: &'static str,
-        f: impl FnOnce(&Vendor, &mut Store<Limits>) -> wasmtime::Result<R>,
+        f: impl FnOnce(&Instance, &mut Store<Limits>) -> wasmtime::Result<R>,
     ) -> Result<R, PluginError> {
         let limits = StoreLimitsBuilder::new()
             .memory_size(MEMORY_LIMIT)
@@ -130,7 +156,10 @@ impl Compiled {
             .trap_on_grow_failure(true)
             .build();
         let mut store = Store::new(
-            self.pre.engine(),
+            match &self.pre {
+                Pre::Current(pre) => pre.engine(),
+                Pre::V0_1(pre) => pre.engine(),
+            },
             Limits {
                 limits,
                 memory_refused: false,
@@ -139,7 +168,10 @@ impl Compiled {
         store.limiter(|limits| limits);
         let result = store
             .set_fuel(FUEL_PER_CALL)
-            .and_then(|()| self.pre.instantiate(&mut store))
+            .and_then(|()| match &self.pre {
+                Pre::Current(pre) => pre.instantiate(&mut store).map(Instance::Current),
+                Pre::V0_1(pre) => pre.instantiate(&mut store).map(Instance::V0_1),
+            })
             .and_then(|vendor| f(&vendor, &mut store));
         result.map_err(|e| PluginError::Call {
             export,
@@ -147,14 +179,21 @@ impl Compiled {
         })
     }
 
-    /// The plugin's description, unvalidated.
+    /// The plugin's description, unvalidated, with the sizes its alloc
+    /// entries declare (none from a 0.1.0 plugin).
     pub fn describe(&self) -> Result<Description, PluginError> {
-        let d = self.call("describe", |v, s| v.call_describe(s))?;
+        // One instance, one fuel budget, for both calls.
+        let (d, sizes) = self.call("describe", |v, s| match v {
+            Instance::Current(v) => Ok((v.call_describe(&mut *s)?, v.call_alloc_sizes(s)?)),
+            Instance::V0_1(v) => Ok((from_0_1(v.call_describe(s)?), Vec::new())),
+        })?;
+        let size_of = |nr: u8| sizes.iter().find(|s| s.nr == nr).map(size_spec);
         let ioctls = d
             .ioctls
             .into_iter()
             .map(|i| TableEntry {
                 nr: i.nr,
+                size: size_of(i.nr),
                 name: i.name,
                 kind: match i.kind {
                     types::Kind::Submit => Kind::Submit,
@@ -173,22 +212,89 @@ impl Compiled {
 
     /// Whether the plugin's table fits this device.
     pub fn matches(&self, device: &crate::discovery::Device) -> Result<bool, PluginError> {
+        let subsystem = match device.subsystem {
+            crate::discovery::Subsystem::Drm => types::Subsystem::Drm,
+            crate::discovery::Subsystem::Accel => types::Subsystem::Accel,
+        };
         let device = types::Device {
             driver: device.driver.clone(),
-            subsystem: match device.subsystem {
-                crate::discovery::Subsystem::Drm => types::Subsystem::Drm,
-                crate::discovery::Subsystem::Accel => types::Subsystem::Accel,
-            },
+            subsystem,
             pci: device.pci.as_ref().map(|p| wit_pci_id(p.id)),
         };
-        self.call("matches", |v, s| v.call_matches(s, &device))
+        self.call("matches", |v, s| match v {
+            Instance::Current(v) => v.call_matches(s, &device),
+            Instance::V0_1(v) => v.call_matches(s, &device_0_1(&device)),
+        })
     }
 
     /// The product name the plugin knows for a PCI id.
     pub fn product_name(&self, id: PciId) -> Result<Option<String>, PluginError> {
-        self.call("product-name", |v, s| {
-            v.call_product_name(s, wit_pci_id(id))
+        self.call("product-name", |v, s| match v {
+            Instance::Current(v) => v.call_product_name(s, wit_pci_id(id)),
+            Instance::V0_1(v) => v.call_product_name(s, pci_id_0_1(wit_pci_id(id))),
         })
+    }
+}
+
+/// A 0.1.0 description in the current package's types (the records are
+/// the same).
+fn from_0_1(d: bindings_0_1::kubenpu::vendor::types::Description) -> types::Description {
+    use bindings_0_1::kubenpu::vendor::types::Kind as Old;
+    types::Description {
+        name: d.name,
+        version: d.version,
+        drivers: d.drivers,
+        ioctls: d
+            .ioctls
+            .into_iter()
+            .map(|i| types::Ioctl {
+                nr: i.nr,
+                name: i.name,
+                kind: match i.kind {
+                    Old::Submit => types::Kind::Submit,
+                    Old::Alloc => types::Kind::Alloc,
+                    Old::Wait => types::Kind::Wait,
+                },
+            })
+            .collect(),
+    }
+}
+
+fn pci_id_0_1(id: types::PciId) -> bindings_0_1::kubenpu::vendor::types::PciId {
+    bindings_0_1::kubenpu::vendor::types::PciId {
+        vendor: id.vendor,
+        device: id.device,
+    }
+}
+
+fn device_0_1(device: &types::Device) -> bindings_0_1::kubenpu::vendor::types::Device {
+    use bindings_0_1::kubenpu::vendor::types::{Device, Subsystem};
+    Device {
+        driver: device.driver.clone(),
+        subsystem: match device.subsystem {
+            types::Subsystem::Drm => Subsystem::Drm,
+            types::Subsystem::Accel => Subsystem::Accel,
+        },
+        pci: device.pci.map(pci_id_0_1),
+    }
+}
+
+fn field_spec(field: &types::Field) -> FieldSpec {
+    FieldSpec {
+        name: field.name.clone(),
+        offset: field.offset,
+        width: field.width,
+    }
+}
+
+fn size_spec(size: &types::AllocSize) -> SizeSpec {
+    SizeSpec {
+        field: field_spec(&size.size),
+        read: match size.read {
+            types::Phase::Before => Phase::Before,
+            types::Phase::After => Phase::After,
+        },
+        when: size.when.as_ref().map(|w| (field_spec(&w.field), w.value)),
     }
 }
 

@@ -14,23 +14,31 @@
 //! kprobe.multi (no `perf_event_open`: no CAP_SYS_ADMIN where
 //! `perf_event_paranoid` is above 2), then kprobe, and fentry last;
 //! whatever a hook still skips is exported as `recursion` losses.
+//!
+//! Each hook is a pair: the entry program counts the call, the exit
+//! program (fexit, a kretprobe, or a kprobe.multi return link) measures
+//! how it ended. The exit side is attached first, so no call is ever seen
+//! entering without its return being watched.
 
 use std::{
     borrow::Cow,
     fs, io,
     os::fd::{AsFd as _, AsRawFd as _, BorrowedFd, OwnedFd},
-    path::Path,
+    path::{Path, PathBuf},
 };
 
 use aya::{
     Ebpf,
     maps::Map,
-    programs::{FEntry, KProbe, ProgramInfo, links::FdLink, loaded_programs},
+    programs::{FEntry, FExit, KProbe, ProgramInfo, links::FdLink, loaded_programs},
 };
 use aya_obj::generated::bpf_insn;
 use kubenpu_ebpf::{HOOKED_FUNCTION, program};
 
-use super::{Btf, Config, ProbeError, Stage, pins, syscall};
+use super::{
+    Btf, Config, ProbeError, Stage, pins,
+    syscall::{self, Side},
+};
 use crate::program::OBJECT;
 
 /// The hook the agent is asked for.
@@ -102,14 +110,45 @@ pub struct Attached {
     pub reason: String,
 }
 
-/// A loaded program, not yet attached.
+/// One loaded program, not yet attached.
 enum Loaded {
     /// The object's program of this name, held by aya's `Ebpf`.
     InObject(&'static str),
     /// An fentry program loaded against the `drm` module.
-    OnModule(Box<FEntry>),
+    EntryOnModule(Box<FEntry>),
+    /// An fexit program loaded against the `drm` module.
+    ExitOnModule(Box<FExit>),
     /// A kprobe.multi program, loaded here (aya 0.14 has none).
     Multi(OwnedFd),
+}
+
+/// A hook's two programs.
+struct Pair {
+    entry: Loaded,
+    exit: Loaded,
+}
+
+impl Pair {
+    fn side(&self, side: Side) -> &Loaded {
+        match side {
+            Side::Entry => &self.entry,
+            Side::Exit => &self.exit,
+        }
+    }
+}
+
+/// Both sides, exit first: the order they are attached in.
+const SIDES: [Side; 2] = [Side::Exit, Side::Entry];
+
+/// The object's program for `side` of a kprobe-family or fentry-family
+/// hook.
+fn program_name(hook: Hook, side: Side) -> &'static str {
+    match (hook, side) {
+        (Hook::Kprobe | Hook::KprobeMulti, Side::Entry) => program::KPROBE,
+        (Hook::Kprobe | Hook::KprobeMulti, Side::Exit) => program::KRETPROBE,
+        (Hook::Fentry | Hook::FentryModule, Side::Entry) => program::FENTRY,
+        (Hook::Fentry | Hook::FentryModule, Side::Exit) => program::FEXIT,
+    }
 }
 
 /// The `drm` module's BTF object id, `None` where DRM is built in or not
@@ -118,8 +157,8 @@ pub fn drm_identity() -> Option<u32> {
     syscall::module_btf("drm").ok().flatten().map(|(id, _)| id)
 }
 
-/// Attaches per `config.hook`, adopting the pinned link if it is of the
-/// same hook and runs this very program on these maps.
+/// Attaches per `config.hook`, adopting the pinned links if they are of
+/// the same hook and run these very programs on these maps.
 pub fn attach(
     ebpf: &mut Ebpf,
     config: &Config,
@@ -135,20 +174,26 @@ pub fn attach(
     let mut failures = Vec::new();
     let mut denied = false;
     for &wanted in candidates {
-        let attempt = load(ebpf, wanted, vmlinux, config.debug).and_then(|(hook, loaded)| {
-            let tag = syscall::program_stats(program_fd(ebpf, &loaded)?)
-                .map_err(|e| ProbeError::Other(format!("cannot read the program's tag: {e}")))?
-                .tag;
-            let adopt = !fresh_maps && runs_pinned(&config.pin_dir, hook, tag);
+        let attempt = load(ebpf, wanted, vmlinux, config.debug).and_then(|(hook, pair)| {
+            let mut adopt = !fresh_maps;
+            for side in SIDES {
+                let tag = syscall::program_stats(program_fd(ebpf, pair.side(side))?)
+                    .map_err(|e| ProbeError::Other(format!("cannot read the program's tag: {e}")))?
+                    .tag;
+                adopt &= runs_pinned(&config.pin_dir, hook, side, tag);
+            }
             if !adopt {
-                link_and_pin(ebpf, hook, loaded, &config.pin_dir)?;
+                link_and_pin(ebpf, hook, pair, &config.pin_dir)?;
             }
             Ok((hook, adopt))
         });
         match attempt {
             Ok((hook, adopt)) => {
                 let how = if adopt {
-                    format!("adopted the pinned {} link with its counts", hook.as_str())
+                    format!(
+                        "adopted the pinned {} links with their counts",
+                        hook.as_str()
+                    )
                 } else {
                     format!("{} attached", hook.as_str())
                 };
@@ -174,13 +219,13 @@ pub fn attach(
     }
 }
 
-/// Whether the link pinned under `pin_dir` is a `hook` link running the
-/// program tagged `tag`, and that program is pinned too (its miss counter
-/// is read from there).
-fn runs_pinned(pin_dir: &Path, hook: Hook, tag: u64) -> bool {
-    let program = syscall::open_pinned(&pins::program_path(pin_dir))
+/// Whether the link of `side` pinned under `pin_dir` is a `hook` link
+/// running the program tagged `tag`, and that program is pinned too (its
+/// miss counter is read from there).
+fn runs_pinned(pin_dir: &Path, hook: Hook, side: Side, tag: u64) -> bool {
+    let program = syscall::open_pinned(&pins::program_path(pin_dir, side))
         .and_then(|fd| syscall::program_stats(fd.as_fd()));
-    let link = syscall::pinned_link(&pins::link_path(pin_dir));
+    let link = syscall::pinned_link(&pins::link_path(pin_dir, side));
     matches!(
         (link, program),
         (Ok(link), Ok(program)) if link.link_type == hook.link_type() && link.tag == tag && program.tag == tag
@@ -199,9 +244,9 @@ pub fn reattach(
     } else {
         hook
     };
-    let (hook, loaded) =
+    let (hook, pair) =
         load(ebpf, wanted, vmlinux, config.debug).map_err(|e| ProbeError::Attach(e.to_string()))?;
-    link_and_pin(ebpf, hook, loaded, &config.pin_dir)?;
+    link_and_pin(ebpf, hook, pair, &config.pin_dir)?;
     Ok(Attached {
         hook,
         reason: format!(
@@ -211,41 +256,80 @@ pub fn reattach(
     })
 }
 
-/// Loads the program for `wanted`; returns the exact hook and the program.
+/// Loads both programs for `wanted`; returns the exact hook and them.
 fn load(
     ebpf: &mut Ebpf,
     wanted: Hook,
     vmlinux: &Btf,
     debug: bool,
-) -> Result<(Hook, Loaded), ProbeError> {
+) -> Result<(Hook, Pair), ProbeError> {
     let err = |e: &(dyn std::error::Error + 'static)| {
         ProbeError::classify(e, Stage::Load, verbose(e, debug), ProbeError::Other)
     };
+    let name = |side| program_name(wanted, side);
     match wanted {
         Hook::Kprobe => {
-            let prog: &mut KProbe = program_mut(ebpf, program::KPROBE)?;
-            if prog.fd().is_err() {
-                prog.load().map_err(|e| err(&e))?;
+            for side in SIDES {
+                let prog: &mut KProbe = program_mut(ebpf, name(side))?;
+                if prog.fd().is_err() {
+                    prog.load().map_err(|e| err(&e))?;
+                }
             }
-            Ok((Hook::Kprobe, Loaded::InObject(program::KPROBE)))
+            let pair = Pair {
+                entry: Loaded::InObject(name(Side::Entry)),
+                exit: Loaded::InObject(name(Side::Exit)),
+            };
+            Ok((Hook::Kprobe, pair))
         }
         Hook::KprobeMulti => {
-            // The kprobe program's instructions: a kprobe.multi program
+            // The kprobe programs' instructions: a kprobe.multi program
             // gets the same pt_regs context.
-            let fd = load_kprobe_multi(ebpf, OBJECT, program::KPROBE, debug)?;
-            Ok((Hook::KprobeMulti, Loaded::Multi(fd)))
+            let pair = Pair {
+                entry: Loaded::Multi(load_kprobe_multi(ebpf, OBJECT, name(Side::Entry), debug)?),
+                exit: Loaded::Multi(load_kprobe_multi(ebpf, OBJECT, name(Side::Exit), debug)?),
+            };
+            Ok((Hook::KprobeMulti, pair))
         }
         Hook::Fentry | Hook::FentryModule if vmlinux.func_id(HOOKED_FUNCTION, None).is_some() => {
             let btf = aya::Btf::from_sys_fs().map_err(|e| err(&e))?;
-            let prog: &mut FEntry = program_mut(ebpf, program::FENTRY)?;
-            if prog.fd().is_err() {
-                prog.load(HOOKED_FUNCTION, &btf).map_err(|e| err(&e))?;
+            let entry: &mut FEntry = program_mut(ebpf, program::FENTRY)?;
+            if entry.fd().is_err() {
+                entry.load(HOOKED_FUNCTION, &btf).map_err(|e| err(&e))?;
             }
-            Ok((Hook::Fentry, Loaded::InObject(program::FENTRY)))
+            let exit: &mut FExit = program_mut(ebpf, program::FEXIT)?;
+            if exit.fd().is_err() {
+                exit.load(HOOKED_FUNCTION, &btf).map_err(|e| err(&e))?;
+            }
+            let pair = Pair {
+                entry: Loaded::InObject(program::FENTRY),
+                exit: Loaded::InObject(program::FEXIT),
+            };
+            Ok((Hook::Fentry, pair))
         }
         Hook::Fentry | Hook::FentryModule => {
-            let fentry = load_on_module(ebpf, OBJECT, program::FENTRY, vmlinux, debug)?;
-            Ok((Hook::FentryModule, Loaded::OnModule(Box::new(fentry))))
+            let entry = load_on_module(
+                ebpf,
+                OBJECT,
+                (program::FENTRY, Side::Entry),
+                vmlinux,
+                debug,
+                // SAFETY: loaded as BPF_PROG_TYPE_TRACING, fentry.
+                |info| unsafe { FEntry::from_program_info(info, Cow::Borrowed(program::FENTRY)) },
+            )?;
+            let exit = load_on_module(
+                ebpf,
+                OBJECT,
+                (program::FEXIT, Side::Exit),
+                vmlinux,
+                debug,
+                // SAFETY: loaded as BPF_PROG_TYPE_TRACING, fexit.
+                |info| unsafe { FExit::from_program_info(info, Cow::Borrowed(program::FEXIT)) },
+            )?;
+            let pair = Pair {
+                entry: Loaded::EntryOnModule(Box::new(entry)),
+                exit: Loaded::ExitOnModule(Box::new(exit)),
+            };
+            Ok((Hook::FentryModule, pair))
         }
     }
 }
@@ -255,7 +339,8 @@ fn program_fd<'a>(ebpf: &'a Ebpf, loaded: &'a Loaded) -> Result<BorrowedFd<'a>, 
     let other = |e: aya::programs::ProgramError| ProbeError::Other(e.to_string());
     Ok(match loaded {
         Loaded::Multi(fd) => fd.as_fd(),
-        Loaded::OnModule(prog) => prog.fd().map_err(other)?.as_fd(),
+        Loaded::EntryOnModule(prog) => prog.fd().map_err(other)?.as_fd(),
+        Loaded::ExitOnModule(prog) => prog.fd().map_err(other)?.as_fd(),
         Loaded::InObject(name) => ebpf
             .program(name)
             .ok_or_else(|| ProbeError::Other(format!("the object has no program {name}")))?
@@ -322,8 +407,9 @@ fn relocated(ebpf: &Ebpf, object: &[u8], name: &str) -> Result<Vec<bpf_insn>, Pr
     Ok(obj.functions[&program.function_key()].instructions.clone())
 }
 
-/// Loads kprobe program `name` of `object` (whose maps `ebpf` created) for
-/// a kprobe.multi link: aya 0.14 cannot set its attach type.
+/// Loads kprobe (or kretprobe) program `name` of `object` (whose maps
+/// `ebpf` created) for a kprobe.multi link: aya 0.14 cannot set its
+/// attach type.
 pub fn load_kprobe_multi(
     ebpf: &Ebpf,
     object: &[u8],
@@ -335,25 +421,28 @@ pub fn load_kprobe_multi(
         .map_err(|e| load_error("loading kprobe.multi", e, debug))
 }
 
-/// Attaches a program [`load_kprobe_multi`] loaded to `drm_ioctl`;
-/// returns the link.
-pub fn link_kprobe_multi(program: BorrowedFd<'_>) -> Result<OwnedFd, ProbeError> {
-    syscall::kprobe_multi_link(program, HOOKED_FUNCTION).map_err(|e| {
+/// Attaches a program [`load_kprobe_multi`] loaded to the entry or the
+/// return of `drm_ioctl`; returns the link.
+pub fn link_kprobe_multi(program: BorrowedFd<'_>, side: Side) -> Result<OwnedFd, ProbeError> {
+    syscall::kprobe_multi_link(program, HOOKED_FUNCTION, side).map_err(|e| {
         let text = format!("BPF_LINK_CREATE kprobe.multi: {e}");
         ProbeError::classify(&e, Stage::Attach, text, ProbeError::Attach)
     })
 }
 
-/// Loads fentry program `name` of `object` (whose maps `ebpf` created)
-/// against `drm_ioctl` in the `drm` module's BTF: aya 0.14 only resolves
-/// attach targets in vmlinux BTF.
-pub fn load_on_module(
+/// Loads fentry or fexit program `name` of `object` (whose maps `ebpf`
+/// created) against `drm_ioctl` in the `drm` module's BTF: aya 0.14 only
+/// resolves attach targets in vmlinux BTF. `adopt` hands it to aya
+/// (`FEntry` or `FExit::from_program_info`) while the load's fd still
+/// keeps it alive.
+pub fn load_on_module<P>(
     ebpf: &Ebpf,
     object: &[u8],
-    name: &str,
+    (name, side): (&str, Side),
     vmlinux: &Btf,
     debug: bool,
-) -> Result<FEntry, ProbeError> {
+    adopt: impl FnOnce(ProgramInfo) -> Result<P, aya::programs::ProgramError>,
+) -> Result<P, ProbeError> {
     let other = |e: &dyn std::fmt::Display| ProbeError::Other(e.to_string());
     let (_, btf_obj) = syscall::module_btf("drm")
         .map_err(|e| other(&e))?
@@ -367,24 +456,24 @@ pub fn load_on_module(
         .func_id(HOOKED_FUNCTION, Some(vmlinux))
         .ok_or_else(|| ProbeError::Attach("the drm module's BTF has no drm_ioctl".into()))?;
     let insns = relocated(ebpf, object, name)?;
-    let target = syscall::Target::ModuleFentry {
+    let target = syscall::Target::ModuleTracing {
         btf_id,
         btf_obj: btf_obj.as_fd(),
+        side,
     };
     let fd = syscall::load_program(&insns, name, target, debug)
-        .map_err(|e| load_error("loading fentry against the drm module", e, debug))?;
+        .map_err(|e| load_error("loading a tracing program against the drm module", e, debug))?;
     let id = syscall::program_stats(fd.as_fd())
         .map_err(|e| other(&e))?
         .id;
-    let info: ProgramInfo = loaded_programs()
+    let info = loaded_programs()
         .filter_map(Result::ok)
         .find(|p| p.id() == id)
         .ok_or_else(|| other(&"the loaded program vanished"))?;
-    // SAFETY: the program was loaded as BPF_PROG_TYPE_TRACING / fentry above.
-    let fentry = unsafe { FEntry::from_program_info(info, Cow::Owned(name.to_owned())) }
-        .map_err(|e| other(&e))?;
+    let program = adopt(info).map_err(|e| other(&e))?;
+    // aya holds its own fd now; ours can go.
     drop(fd);
-    Ok(fentry)
+    Ok(program)
 }
 
 /// The fd of one of the object's maps, whatever its type.
@@ -404,35 +493,65 @@ fn map_fd(map: &Map) -> Result<i32, ProbeError> {
     Ok(data.fd().as_fd().as_raw_fd())
 }
 
-/// Attaches, pins the new link and program, then unpins the old ones: the
-/// hook is never absent, and a replaced program stops only once its
-/// successor runs.
-fn link_and_pin(
-    ebpf: &mut Ebpf,
-    hook: Hook,
-    loaded: Loaded,
-    pin_dir: &Path,
-) -> Result<(), ProbeError> {
+/// Attaches both sides (exit first), pins the new links and programs,
+/// then unpins the old ones: the hook is never absent, and a replaced
+/// program stops only once its successor runs.
+fn link_and_pin(ebpf: &mut Ebpf, hook: Hook, pair: Pair, pin_dir: &Path) -> Result<(), ProbeError> {
     // bpffs reserves names with dots.
-    let staged_link = pins::link_path(pin_dir).with_file_name("link-next");
-    let staged_program = pins::program_path(pin_dir).with_file_name("program-next");
-    for staged in [&staged_link, &staged_program] {
-        let _ = fs::remove_file(staged);
+    let staged = |path: PathBuf| {
+        let name = format!(
+            "{}-next",
+            path.file_name().unwrap_or_default().to_string_lossy()
+        );
+        path.with_file_name(name)
+    };
+    let mut renames = Vec::new();
+    let Pair { entry, exit } = pair;
+    for (side, loaded) in [(Side::Exit, exit), (Side::Entry, entry)] {
+        let (link_path, program_path) = (
+            pins::link_path(pin_dir, side),
+            pins::program_path(pin_dir, side),
+        );
+        let (staged_link, staged_program) =
+            (staged(link_path.clone()), staged(program_path.clone()));
+        for path in [&staged_link, &staged_program] {
+            let _ = fs::remove_file(path);
+        }
+        syscall::pin(program_fd(ebpf, &loaded)?, &staged_program)
+            .map_err(|e| pin_err(&staged_program, e.to_string()))?;
+        link_one(ebpf, hook, side, loaded, &staged_link)?;
+        renames.push((staged_link, link_path));
+        renames.push((staged_program, program_path));
     }
-    let pin_err = |path: &Path, error: String| ProbeError::Pin {
+    for (staged, path) in renames {
+        let _ = fs::remove_file(&path);
+        fs::rename(&staged, &path).map_err(|e| pin_err(&path, e.to_string()))?;
+    }
+    Ok(())
+}
+
+fn pin_err(path: &Path, error: String) -> ProbeError {
+    ProbeError::Pin {
         path: path.display().to_string(),
         error,
-    };
-    syscall::pin(program_fd(ebpf, &loaded)?, &staged_program)
-        .map_err(|e| pin_err(&staged_program, e.to_string()))?;
+    }
+}
+
+/// Attaches one side's program and pins its link at `path`.
+fn link_one(
+    ebpf: &mut Ebpf,
+    hook: Hook,
+    side: Side,
+    loaded: Loaded,
+    path: &Path,
+) -> Result<(), ProbeError> {
     match (hook, loaded) {
         (_, Loaded::Multi(prog)) => {
-            let link = link_kprobe_multi(prog.as_fd())?;
-            syscall::pin(link.as_fd(), &staged_link)
-                .map_err(|e| pin_err(&staged_link, e.to_string()))?;
+            let link = link_kprobe_multi(prog.as_fd(), side)?;
+            syscall::pin(link.as_fd(), path).map_err(|e| pin_err(path, e.to_string()))
         }
         (Hook::Kprobe, _) => {
-            let prog: &mut KProbe = program_mut(ebpf, program::KPROBE)?;
+            let prog: &mut KProbe = program_mut(ebpf, program_name(hook, side))?;
             let id = prog
                 .attach(HOOKED_FUNCTION, 0)
                 .map_err(|e| attach_error(&e))?;
@@ -441,32 +560,29 @@ fn link_and_pin(
                 .map_err(|e| attach_error(&e))?
                 .try_into()
                 .map_err(|e| attach_error(&e))?;
-            pin_fd_link(link, &staged_link)?;
+            pin_fd_link(link, path)
         }
-        (_, Loaded::OnModule(mut prog)) => pin_fd_link(fentry_link(&mut prog)?, &staged_link)?,
-        (_, Loaded::InObject(_)) => pin_fd_link(
-            fentry_link(program_mut(ebpf, program::FENTRY)?)?,
-            &staged_link,
-        )?,
+        (_, Loaded::EntryOnModule(mut prog)) => pin_fd_link(fentry_link(&mut prog)?, path),
+        (_, Loaded::ExitOnModule(mut prog)) => pin_fd_link(fexit_link(&mut prog)?, path),
+        (_, Loaded::InObject(name)) if side == Side::Exit => {
+            pin_fd_link(fexit_link(program_mut(ebpf, name)?)?, path)
+        }
+        (_, Loaded::InObject(name)) => pin_fd_link(fentry_link(program_mut(ebpf, name)?)?, path),
     }
-    for (staged, path) in [
-        (&staged_link, pins::link_path(pin_dir)),
-        (&staged_program, pins::program_path(pin_dir)),
-    ] {
-        let _ = fs::remove_file(&path);
-        fs::rename(staged, &path).map_err(|e| pin_err(&path, e.to_string()))?;
-    }
-    Ok(())
 }
 
 fn pin_fd_link(link: FdLink, path: &Path) -> Result<(), ProbeError> {
-    link.pin(path).map(drop).map_err(|e| ProbeError::Pin {
-        path: path.display().to_string(),
-        error: chain(&e),
-    })
+    link.pin(path)
+        .map(drop)
+        .map_err(|e| pin_err(path, chain(&e)))
 }
 
 fn fentry_link(prog: &mut FEntry) -> Result<FdLink, ProbeError> {
+    let id = prog.attach().map_err(|e| attach_error(&e))?;
+    Ok(prog.take_link(id).map_err(|e| attach_error(&e))?.into())
+}
+
+fn fexit_link(prog: &mut FExit) -> Result<FdLink, ProbeError> {
     let id = prog.attach().map_err(|e| attach_error(&e))?;
     Ok(prog.take_link(id).map_err(|e| attach_error(&e))?.into())
 }

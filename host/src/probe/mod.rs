@@ -21,7 +21,8 @@ use kubenpu_ebpf::{global, map};
 pub use attach::{Hook, HookChoice, link_kprobe_multi, load_kprobe_multi, load_on_module};
 pub use btf::{Btf, BtfError};
 pub use pins::cleanup;
-pub use read::{Counter, Losses, RECURSION, pinned as read_pinned, sum_counts};
+pub use read::{Counter, Losses, RECURSION, Reading, pinned as read_pinned, sum_counts};
+pub use syscall::Side;
 
 use crate::program::OBJECT;
 
@@ -222,8 +223,8 @@ impl Probe {
         tables::upload(&mut self.ebpf, table)
     }
 
-    /// What the program has counted, and lost, so far.
-    pub fn counts(&self) -> Result<(Vec<Counter>, Losses), ProbeError> {
+    /// What the programs have counted, measured and lost, so far.
+    pub fn counts(&self) -> Result<Reading, ProbeError> {
         read::live(&self.ebpf, &self.config.pin_dir)
     }
 

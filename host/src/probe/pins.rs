@@ -1,9 +1,12 @@
 //! The bpffs layout that lets counts outlive the agent:
 //!
 //! ```text
-//! <pin dir>/link            the attached hook (keeps the program running)
+//! <pin dir>/link            the attached entry hook (keeps the program
+//!                           running)
 //! <pin dir>/program         the program it runs (its miss counter is read
 //!                           there, by the agent and by kubenpuctl)
+//! <pin dir>/exit-link       the attached exit hook
+//! <pin dir>/exit-program    the program it runs
 //! <pin dir>/maps/<MAP>      the program's maps, adopted by the next agent
 //! <pin dir>/maps-replaced   maps of an incompatible older layout, removed
 //!                           once the new program is attached
@@ -22,21 +25,27 @@ use aya::{
 };
 use kubenpu_ebpf::{LAYOUT_VERSION, Layout, map};
 
-use super::{Config, ProbeError};
+use super::{Config, ProbeError, syscall::Side};
 
 /// Where the maps are pinned.
 pub fn maps_dir(pin_dir: &Path) -> PathBuf {
     pin_dir.join("maps")
 }
 
-/// Where the link is pinned.
-pub fn link_path(pin_dir: &Path) -> PathBuf {
-    pin_dir.join("link")
+/// Where the link of `side` is pinned.
+pub fn link_path(pin_dir: &Path, side: Side) -> PathBuf {
+    pin_dir.join(match side {
+        Side::Entry => "link",
+        Side::Exit => "exit-link",
+    })
 }
 
-/// Where the attached program is pinned.
-pub fn program_path(pin_dir: &Path) -> PathBuf {
-    pin_dir.join("program")
+/// Where the attached program of `side` is pinned.
+pub fn program_path(pin_dir: &Path, side: Side) -> PathBuf {
+    pin_dir.join(match side {
+        Side::Entry => "program",
+        Side::Exit => "exit-program",
+    })
 }
 
 fn replaced_dir(pin_dir: &Path) -> PathBuf {

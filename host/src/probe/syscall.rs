@@ -127,15 +127,26 @@ pub fn module_btf(name: &str) -> io::Result<Option<(u32, OwnedFd)>> {
     }
 }
 
+/// Which side of the call a program runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// As the function is entered (fentry, kprobe).
+    Entry,
+    /// As it returns (fexit, return probe).
+    Exit,
+}
+
 /// What a program is loaded as, beyond its instructions.
 #[derive(Debug, Clone, Copy)]
 pub enum Target<'a> {
-    /// fentry on function `btf_id` of a module's BTF object.
-    ModuleFentry {
+    /// fentry or fexit on function `btf_id` of a module's BTF object.
+    ModuleTracing {
         /// The function's BTF type id in the module's split BTF.
         btf_id: u32,
         /// The module's BTF object.
         btf_obj: BorrowedFd<'a>,
+        /// fentry or fexit.
+        side: Side,
     },
     /// A kprobe program for a kprobe.multi link.
     KprobeMulti,
@@ -165,9 +176,17 @@ pub fn load_program(
     }
     attr.__bindgen_anon_3.prog_name = prog_name;
     match target {
-        Target::ModuleFentry { btf_id, btf_obj } => {
+        Target::ModuleTracing {
+            btf_id,
+            btf_obj,
+            side,
+        } => {
+            let attach = match side {
+                Side::Entry => bpf_attach_type::BPF_TRACE_FENTRY,
+                Side::Exit => bpf_attach_type::BPF_TRACE_FEXIT,
+            };
             attr.__bindgen_anon_3.prog_type = bpf_prog_type::BPF_PROG_TYPE_TRACING as u32;
-            attr.__bindgen_anon_3.expected_attach_type = bpf_attach_type::BPF_TRACE_FENTRY as u32;
+            attr.__bindgen_anon_3.expected_attach_type = attach as u32;
             attr.__bindgen_anon_3.attach_btf_id = btf_id;
             attr.__bindgen_anon_3.__bindgen_anon_1.attach_btf_obj_fd = btf_obj.as_raw_fd() as u32;
         }
@@ -190,10 +209,15 @@ pub fn load_program(
     }
 }
 
+/// `BPF_F_KPROBE_MULTI_RETURN`: a kprobe.multi link on the function's
+/// return.
+const KPROBE_MULTI_RETURN: u32 = 1;
+
 /// Attaches a kprobe.multi program to kernel function `symbol` (Linux
-/// 5.18, module functions 6.5): an fprobe, reached through
-/// `BPF_LINK_CREATE` without `perf_event_open`. Returns the link.
-pub fn kprobe_multi_link(program: BorrowedFd<'_>, symbol: &str) -> io::Result<OwnedFd> {
+/// 5.18, module functions 6.2), on its entry or its return: an fprobe,
+/// reached through `BPF_LINK_CREATE` without `perf_event_open`. Returns
+/// the link.
+pub fn kprobe_multi_link(program: BorrowedFd<'_>, symbol: &str, side: Side) -> io::Result<OwnedFd> {
     let symbol = CString::new(symbol)
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL in the symbol"))?;
     let symbols = [symbol.as_ptr()];
@@ -202,6 +226,9 @@ pub fn kprobe_multi_link(program: BorrowedFd<'_>, symbol: &str) -> io::Result<Ow
     attr.link_create.attach_type = bpf_attach_type::BPF_TRACE_KPROBE_MULTI as u32;
     attr.link_create.__bindgen_anon_3.kprobe_multi.cnt = symbols.len() as u32;
     attr.link_create.__bindgen_anon_3.kprobe_multi.syms = symbols.as_ptr() as u64;
+    if side == Side::Exit {
+        attr.link_create.__bindgen_anon_3.kprobe_multi.flags = KPROBE_MULTI_RETURN;
+    }
     // SAFETY: `symbols` holds `cnt` pointers to NUL-terminated strings,
     // all alive for the call.
     unsafe { bpf(bpf_cmd::BPF_LINK_CREATE, &mut attr) }.map(owned)
@@ -296,23 +323,57 @@ fn link_info(fdinfo: &str) -> Option<LinkInfo> {
     })
 }
 
+/// A per-CPU map value the agent sums over the CPUs.
+pub trait PerCpuValue: aya::Pod + Default {
+    /// Adds `other` into `self`.
+    fn accumulate(&mut self, other: &Self);
+}
+
+impl PerCpuValue for u64 {
+    fn accumulate(&mut self, other: &Self) {
+        *self = self.wrapping_add(*other);
+    }
+}
+
+impl PerCpuValue for kubenpu_ebpf::CountValue {
+    fn accumulate(&mut self, other: &Self) {
+        kubenpu_ebpf::CountValue::accumulate(self, other);
+    }
+}
+
+/// The values of one key summed over the CPUs.
+fn summed<V: PerCpuValue>(per_cpu: &[V]) -> V {
+    per_cpu.iter().fold(V::default(), |mut sum, v| {
+        sum.accumulate(v);
+        sum
+    })
+}
+
+/// The kernel's stride between two CPUs' values: the value rounded up to
+/// 8 bytes. Every [`PerCpuValue`] is a multiple of 8 already, so a slice
+/// of `V` matches it.
+const fn per_cpu_stride<V>() -> usize {
+    size_of::<V>().div_ceil(8) * 8
+}
+
 /// The shape a per-CPU counter map must have before the kernel writes
-/// its keys and values into buffers sized from `K` and `u64`.
-fn check_per_cpu_counters<K>(map: BorrowedFd<'_>) -> io::Result<()> {
+/// its keys and values into buffers sized from `K` and `V`.
+fn check_per_cpu_counters<K, V>(map: BorrowedFd<'_>) -> io::Result<()> {
     let info: bpf_map_info = object_info(map)?;
     let per_cpu_hash = [
         bpf_map_type::BPF_MAP_TYPE_PERCPU_HASH as u32,
         bpf_map_type::BPF_MAP_TYPE_LRU_PERCPU_HASH as u32,
     ];
-    let key_size = size_of::<K>();
+    let (key_size, value_size) = (size_of::<K>(), size_of::<V>());
     if !per_cpu_hash.contains(&info.type_)
         || info.key_size as usize != key_size
-        || info.value_size as usize != size_of::<u64>()
+        || info.value_size as usize != value_size
+        || per_cpu_stride::<V>() != value_size
     {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!(
-                "not a per-CPU hash map of {key_size}-byte keys and u64 values (type {}, key {} bytes, value {} bytes)",
+                "not a per-CPU hash map of {key_size}-byte keys and {value_size}-byte values (type {}, key {} bytes, value {} bytes)",
                 info.type_, info.key_size, info.value_size
             ),
         ));
@@ -326,15 +387,15 @@ fn possible_cpus() -> io::Result<usize> {
 }
 
 /// One element command on a per-CPU counter map (checked to be one of
-/// `K` keys): `values`, where given, is one u64 per possible CPU. Returns
-/// whether the key was there.
-fn per_cpu_elem<K: aya::Pod>(
+/// `K` keys and `V` values): `values`, where given, is one `V` per
+/// possible CPU. Returns whether the key was there.
+fn per_cpu_elem<K: aya::Pod, V: PerCpuValue>(
     cmd: bpf_cmd,
     map: BorrowedFd<'_>,
     key: &K,
-    values: Option<&mut [u64]>,
+    values: Option<&mut [V]>,
 ) -> io::Result<bool> {
-    check_per_cpu_counters::<K>(map)?;
+    check_per_cpu_counters::<K, V>(map)?;
     let cpus = possible_cpus()?;
     let mut attr: bpf_attr = zeroed();
     attr.__bindgen_anon_2.map_fd = map.as_raw_fd() as u32;
@@ -349,8 +410,8 @@ fn per_cpu_elem<K: aya::Pod>(
         attr.__bindgen_anon_2.__bindgen_anon_1.value = values.as_mut_ptr() as u64;
     }
     // SAFETY: the key is a whole K and the values buffer, where one is
-    // given, holds one u64 per possible CPU: the sizes the map was just
-    // checked to have.
+    // given, holds one V per possible CPU: the sizes (and stride) the map
+    // was just checked to have.
     match unsafe { bpf(cmd, &mut attr) } {
         Ok(_) => Ok(true),
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(false),
@@ -365,8 +426,11 @@ fn per_cpu_elem<K: aya::Pod>(
 /// increment between a read and a delete cannot be lost. Older kernels
 /// get a lookup, then a delete: exact only for keys nothing increments
 /// any more, such as those of a cgroup known to be gone.
-pub fn take_per_cpu<K: aya::Pod>(map: BorrowedFd<'_>, key: &K) -> io::Result<Option<u64>> {
-    let mut values = vec![0u64; possible_cpus()?];
+pub fn take_per_cpu<K: aya::Pod, V: PerCpuValue>(
+    map: BorrowedFd<'_>,
+    key: &K,
+) -> io::Result<Option<V>> {
+    let mut values = vec![V::default(); possible_cpus()?];
     let found = match per_cpu_elem(
         bpf_cmd::BPF_MAP_LOOKUP_AND_DELETE_ELEM,
         map,
@@ -380,21 +444,26 @@ pub fn take_per_cpu<K: aya::Pod>(map: BorrowedFd<'_>, key: &K) -> io::Result<Opt
             ) =>
         {
             per_cpu_elem(bpf_cmd::BPF_MAP_LOOKUP_ELEM, map, key, Some(&mut values))?
-                && per_cpu_elem(bpf_cmd::BPF_MAP_DELETE_ELEM, map, key, None)?
+                && per_cpu_elem::<K, V>(bpf_cmd::BPF_MAP_DELETE_ELEM, map, key, None)?
         }
         other => other?,
     };
-    Ok(found.then(|| values.iter().sum()))
+    Ok(found.then(|| summed(&values)))
 }
 
-/// Adds `calls` to `key` of the per-CPU counter map `map`, creating it if
+/// Adds `amount` to `key` of the per-CPU counter map `map`, creating it if
 /// absent. A read, then a write: only for keys nothing else increments,
 /// such as those of a cgroup known to be gone.
-pub fn add_per_cpu<K: aya::Pod>(map: BorrowedFd<'_>, key: &K, calls: u64) -> io::Result<()> {
-    let mut values = vec![0u64; possible_cpus()?];
+pub fn add_per_cpu<K: aya::Pod, V: PerCpuValue>(
+    map: BorrowedFd<'_>,
+    key: &K,
+    amount: V,
+) -> io::Result<()> {
+    let mut values = vec![V::default(); possible_cpus()?];
     per_cpu_elem(bpf_cmd::BPF_MAP_LOOKUP_ELEM, map, key, Some(&mut values))?;
-    let total = values.iter().sum::<u64>() + calls;
-    values.fill(0);
+    let mut total = summed(&values);
+    total.accumulate(&amount);
+    values.fill(V::default());
     values[0] = total;
     per_cpu_elem(bpf_cmd::BPF_MAP_UPDATE_ELEM, map, key, Some(&mut values)).map(drop)
 }
@@ -409,21 +478,23 @@ const BATCH_KEYS: usize = 1024;
 /// buckets per call, where aya 0.14 iterates with two calls per key (next
 /// key, then lookup): a scrape of 10,000 counters took 22 ms that way.
 /// `None` if the kernel has no batched lookup for the map.
-pub fn summed_per_cpu<K: aya::Pod>(map: BorrowedFd<'_>) -> io::Result<Option<Vec<(K, u64)>>> {
+pub fn summed_per_cpu<K: aya::Pod, V: PerCpuValue>(
+    map: BorrowedFd<'_>,
+) -> io::Result<Option<Vec<(K, V)>>> {
     summed_per_cpu_with_room(map, BATCH_KEYS)
 }
 
 /// [`summed_per_cpu`], asking for `capacity` keys per call at first.
-pub fn summed_per_cpu_with_room<K: aya::Pod>(
+pub fn summed_per_cpu_with_room<K: aya::Pod, V: PerCpuValue>(
     map: BorrowedFd<'_>,
     capacity: usize,
-) -> io::Result<Option<Vec<(K, u64)>>> {
-    check_per_cpu_counters::<K>(map)?;
+) -> io::Result<Option<Vec<(K, V)>>> {
+    check_per_cpu_counters::<K, V>(map)?;
     let cpus = possible_cpus()?;
     let key_size = size_of::<K>();
     let mut capacity = capacity.max(1);
     let mut keys = vec![0u8; capacity * key_size];
-    let mut values = vec![0u64; capacity * cpus];
+    let mut values = vec![V::default(); capacity * cpus];
     let mut entries = Vec::new();
     // Where the next call starts: the kernel's token for a hash map, a
     // u32 bucket index; none for the first call.
@@ -440,7 +511,8 @@ pub fn summed_per_cpu_with_room<K: aya::Pod>(
         attr.batch.count = capacity as u32;
         attr.batch.map_fd = map.as_raw_fd() as u32;
         // SAFETY: keys and values hold `capacity` whole keys and
-        // per-CPU values of the sizes the map was checked to have; the
+        // per-CPU values of the sizes (and stride) the map was checked to
+        // have; the
         // tokens are u32, as the kernel's hash batch token is.
         let result = unsafe { bpf(bpf_cmd::BPF_MAP_LOOKUP_BATCH, &mut attr) };
         let errno = result.as_ref().err().and_then(io::Error::raw_os_error);
@@ -462,7 +534,7 @@ pub fn summed_per_cpu_with_room<K: aya::Pod>(
         {
             // SAFETY: K is Pod, and the kernel wrote whole keys of its size.
             let key = unsafe { std::ptr::read_unaligned(key.as_ptr().cast::<K>()) };
-            entries.push((key, per_cpu.iter().sum()));
+            entries.push((key, summed(per_cpu)));
         }
         match errno {
             // Past the last bucket.
@@ -472,7 +544,7 @@ pub fn summed_per_cpu_with_room<K: aya::Pod>(
             Some(libc::ENOSPC) if copied == 0 => {
                 capacity *= 2;
                 keys.resize(capacity * key_size, 0);
-                values.resize(capacity * cpus, 0);
+                values.resize(capacity * cpus, V::default());
             }
             _ => position = Some(next),
         }

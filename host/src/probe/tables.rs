@@ -9,8 +9,8 @@ use aya::{
     Ebpf,
     maps::{HashMap, MapData},
 };
-use kubenpu_ebpf::{IoctlKey, MAX_DEVICE_NODES, kind, map, vendor_slot};
-use kubenpu_sdk::Kind;
+use kubenpu_ebpf::{IoctlEntry, IoctlKey, MAX_DEVICE_NODES, kind, map, size, vendor_slot};
+use kubenpu_sdk::{Kind, Phase, TableEntry};
 
 use super::ProbeError;
 use crate::device_table::DeviceTable;
@@ -27,10 +27,33 @@ fn kind_code(kind: Kind) -> u32 {
     }
 }
 
+/// What the program needs of a table entry: its kind and, for an alloc
+/// that declares one, where its size is.
+fn kernel_entry(entry: &TableEntry) -> IoctlEntry {
+    let mut out = IoctlEntry {
+        kind: kind_code(entry.kind),
+        ..IoctlEntry::default()
+    };
+    if let Some(declared) = &entry.size {
+        out.size_offset = declared.field.offset;
+        out.size_width = declared.field.width;
+        out.size_phase = match declared.read {
+            Phase::Before => size::BEFORE,
+            Phase::After => size::AFTER,
+        };
+        if let Some((field, value)) = &declared.when {
+            out.when_offset = field.offset;
+            out.when_width = field.width;
+            out.when_value = *value;
+        }
+    }
+    out
+}
+
 /// DEVICES' content: kernel dev_t -> vendor slot.
 type DeviceSlots = BTreeMap<u32, u32>;
-/// IOCTLS' content: (vendor slot, nr) -> kind.
-type IoctlKinds = BTreeMap<(u32, u32), u32>;
+/// IOCTLS' content: (vendor slot, nr) -> entry.
+type IoctlKinds = BTreeMap<(u32, u32), IoctlEntry>;
 
 /// What the maps should hold for `table`, and how many device nodes are
 /// left out because DEVICES is full. Vendor slots are distinct: the
@@ -46,7 +69,7 @@ fn desired(table: &DeviceTable) -> (DeviceSlots, IoctlKinds, usize) {
                 .description
                 .ioctls
                 .iter()
-                .map(move |entry| ((slot, u32::from(entry.nr)), kind_code(entry.kind)))
+                .map(move |entry| ((slot, u32::from(entry.nr)), kernel_entry(entry)))
         })
         .collect();
     let mut devices: DeviceSlots = table
@@ -72,9 +95,9 @@ fn desired(table: &DeviceTable) -> (DeviceSlots, IoctlKinds, usize) {
 pub fn upload(ebpf: &mut Ebpf, table: &DeviceTable) -> Result<(), ProbeError> {
     let (devices, ioctls, left_out) = desired(table);
     {
-        let mut map = hash_map::<IoctlKey, u32>(ebpf, map::IOCTLS)?;
-        for (&(vendor_slot, nr), &kind) in &ioctls {
-            map.insert(IoctlKey { vendor_slot, nr }, kind, 0)
+        let mut map = hash_map::<IoctlKey, IoctlEntry>(ebpf, map::IOCTLS)?;
+        for (&(vendor_slot, nr), entry) in &ioctls {
+            map.insert(IoctlKey { vendor_slot, nr }, entry, 0)
                 .map_err(other)?;
         }
     }
@@ -92,7 +115,7 @@ pub fn upload(ebpf: &mut Ebpf, table: &DeviceTable) -> Result<(), ProbeError> {
             map.remove(&dev).map_err(other)?;
         }
     }
-    let mut map = hash_map::<IoctlKey, u32>(ebpf, map::IOCTLS)?;
+    let mut map = hash_map::<IoctlKey, IoctlEntry>(ebpf, map::IOCTLS)?;
     let stale: Vec<IoctlKey> = map
         .keys()
         .filter_map(Result::ok)

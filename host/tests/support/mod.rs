@@ -1,9 +1,33 @@
 //! Shared by the host's integration tests: sysfs fixture trees modelled on
 //! real machines, and the test plugins built as real components.
-#![allow(dead_code, reason = "each test binary uses part of the support")]
+#![allow(
+    dead_code,
+    unused_macros,
+    reason = "each test binary uses part of the support"
+)]
 
 pub mod guest;
 pub mod sysfs;
+
+/// Declares each `$test` once per kernel of the list, as `$test::sid` and
+/// so on.
+macro_rules! on_kernels {
+    ($kernels:tt: $($test:ident),* $(,)?) => {$(
+        on_kernels!(@one $kernels $test);
+    )*};
+    (@one [$($name:ident => $kernel:ident),*] $test:ident) => {
+        mod $test {
+            use kubenpu_vm::Kernel;
+
+            $(
+                #[test]
+                fn $name() {
+                    super::$test(Kernel::$kernel);
+                }
+            )*
+        }
+    };
+}
 
 use std::{
     path::{Path, PathBuf},
@@ -12,10 +36,11 @@ use std::{
 };
 
 /// The crates under `tests/plugins`, by directory name.
-pub const TEST_PLUGINS: [&str; 8] = [
+pub const TEST_PLUGINS: [&str; 9] = [
     "acme",
     "bomb",
     "conflicting-kinds",
+    "legacy-0-1",
     "no-drivers",
     "numbered",
     "spin",

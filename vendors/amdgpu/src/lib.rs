@@ -5,7 +5,7 @@
 //! checks every entry against it.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Ioctl, PciId, Product, Vendor, drm};
+use kubenpu_sdk::{Ioctl, PciId, Product, Size, Vendor, drm};
 
 /// The vendor's table.
 pub const VENDOR: Vendor = Vendor {
@@ -35,7 +35,9 @@ pub const VENDOR: Vendor = Vendor {
         // signals the fence of work queued on a user queue
         Ioctl::submit("DRM_IOCTL_AMDGPU_USERQ_SIGNAL", drm::command(0x17)),
         // creates a buffer object
-        Ioctl::alloc("DRM_IOCTL_AMDGPU_GEM_CREATE", drm::command(0x00)),
+        Ioctl::alloc("DRM_IOCTL_AMDGPU_GEM_CREATE", drm::command(0x00))
+            // read as the call enters: the returned handle overwrites it
+            .sized(Size::before("in.bo_size", 0, 8)),
         // wraps user memory as a buffer object
         Ioctl::alloc("DRM_IOCTL_AMDGPU_GEM_USERPTR", drm::command(0x11)),
         // waits for a command submission

@@ -50,3 +50,26 @@
 /* DRM_IOCTL_AMDGPU_USERQ multiplexes queue create/free (op is the first __u32 of drm_amdgpu_userq_in) */
 #define AMDGPU_USERQ_OP_CREATE	1
 #define AMDGPU_USERQ_OP_FREE	2
+
+/* --- argument structs of the alloc ioctls whose sizes the table declares; Source: torvalds/linux include/uapi/drm/amdgpu_drm.h @ 0030595c3e8b48b32a12b8354ce9dbe00efd632f (stored index version; has DRM_AMDGPU_GEM_LIST_HANDLES 0x19 and AMDGPU_GEM_DOMAIN_MMIO_REMAP => ~v6.18+). DRM_IOWR/DRM_COMMAND_BASE come from drm.h (see drm_core.h) -- verbatim --- */
+struct drm_amdgpu_gem_create_in  {
+	/** the requested memory size */
+	__u64 bo_size;
+	/** physical start_addr alignment in bytes for some HW requirements */
+	__u64 alignment;
+	/** the requested memory domains */
+	__u64 domains;
+	/** allocation flags */
+	__u64 domain_flags;
+};
+
+struct drm_amdgpu_gem_create_out  {
+	/** returned GEM object handle */
+	__u32 handle;
+	__u32 _pad;
+};
+
+union drm_amdgpu_gem_create {
+	struct drm_amdgpu_gem_create_in		in;
+	struct drm_amdgpu_gem_create_out	out;
+};

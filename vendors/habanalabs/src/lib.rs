@@ -5,7 +5,7 @@
 //! checks every entry against it.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Ioctl, PciId, Product, Vendor, drm};
+use kubenpu_sdk::{Field, Ioctl, PciId, Product, Size, Vendor, drm};
 
 /// The vendor's table.
 pub const VENDOR: Vendor = Vendor {
@@ -24,7 +24,19 @@ pub const VENDOR: Vendor = Vendor {
         // submits command buffers
         Ioctl::submit("DRM_IOCTL_HL_CS", drm::command(0x02)),
         // allocates device memory; one ioctl for every memory op, so frees and maps count here too
-        Ioctl::alloc("DRM_IOCTL_HL_MEMORY", drm::command(0x04)),
+        Ioctl::alloc("DRM_IOCTL_HL_MEMORY", drm::command(0x04)).sized(
+            // one ioctl for alloc, free, map, export...: only
+            // HL_MEM_OP_ALLOC (0) allocates, and the returned handle
+            // overwrites the size, so both are read as the call enters
+            Size::before("in.alloc.mem_size", 0, 8).when(
+                Field {
+                    name: "in.op",
+                    offset: 24,
+                    width: 4,
+                },
+                0,
+            ),
+        ),
         // waits for a command submission
         Ioctl::wait("DRM_IOCTL_HL_WAIT_CS", drm::command(0x03)),
     ],

@@ -5,7 +5,7 @@
 //! checks every entry against it.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Ioctl, PciId, Product, Vendor, drm};
+use kubenpu_sdk::{Ioctl, PciId, Product, Size, Vendor, drm};
 
 /// The vendor's table.
 pub const VENDOR: Vendor = Vendor {
@@ -35,9 +35,12 @@ pub const VENDOR: Vendor = Vendor {
         // the same, returning an out-fence (what anv uses); shares EXECBUFFER2's number
         Ioctl::submit("DRM_IOCTL_I915_GEM_EXECBUFFER2_WR", drm::command(0x29)),
         // creates a buffer object
-        Ioctl::alloc("DRM_IOCTL_I915_GEM_CREATE", drm::command(0x1b)),
+        Ioctl::alloc("DRM_IOCTL_I915_GEM_CREATE", drm::command(0x1b))
+            // in: the size asked for; out: the page-aligned size allocated
+            .sized(Size::after("size", 0, 8)),
         // creates a buffer object with placement extensions (discrete memory)
-        Ioctl::alloc("DRM_IOCTL_I915_GEM_CREATE_EXT", drm::command(0x3c)),
+        Ioctl::alloc("DRM_IOCTL_I915_GEM_CREATE_EXT", drm::command(0x3c))
+            .sized(Size::after("size", 0, 8)),
         // wraps user memory as a buffer object
         Ioctl::alloc("DRM_IOCTL_I915_GEM_USERPTR", drm::command(0x33)),
         // waits for rendering to a buffer object

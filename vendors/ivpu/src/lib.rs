@@ -5,7 +5,7 @@
 //! checks every entry against it.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Ioctl, PciId, Product, Vendor, drm};
+use kubenpu_sdk::{Ioctl, PciId, Product, Size, Vendor, drm};
 
 /// The vendor's table.
 pub const VENDOR: Vendor = Vendor {
@@ -35,7 +35,8 @@ pub const VENDOR: Vendor = Vendor {
         // submits a job to a command queue
         Ioctl::submit("DRM_IOCTL_IVPU_CMDQ_SUBMIT", drm::command(0x0d)),
         // creates a buffer object
-        Ioctl::alloc("DRM_IOCTL_IVPU_BO_CREATE", drm::command(0x02)),
+        Ioctl::alloc("DRM_IOCTL_IVPU_BO_CREATE", drm::command(0x02))
+            .sized(Size::before("size", 0, 8)),
         // wraps user memory as a buffer object
         Ioctl::alloc("DRM_IOCTL_IVPU_BO_CREATE_FROM_USERPTR", drm::command(0x0e)),
         // waits for the jobs using a buffer object

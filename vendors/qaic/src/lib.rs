@@ -5,7 +5,7 @@
 //! checks every entry against it.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Ioctl, PciId, Product, Vendor, drm};
+use kubenpu_sdk::{Ioctl, PciId, Product, Size, Vendor, drm};
 
 /// The vendor's table.
 pub const VENDOR: Vendor = Vendor {
@@ -26,7 +26,8 @@ pub const VENDOR: Vendor = Vendor {
         // queues part of buffer objects for execution
         Ioctl::submit("DRM_IOCTL_QAIC_PARTIAL_EXECUTE_BO", drm::command(0x05)),
         // creates a buffer object
-        Ioctl::alloc("DRM_IOCTL_QAIC_CREATE_BO", drm::command(0x01)),
+        Ioctl::alloc("DRM_IOCTL_QAIC_CREATE_BO", drm::command(0x01))
+            .sized(Size::before("size", 0, 8)),
         // waits for a buffer object's execution
         Ioctl::wait("DRM_IOCTL_QAIC_WAIT_BO", drm::command(0x06)),
     ],

@@ -5,7 +5,7 @@
 //! checks every entry against it.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Ioctl, PciId, Product, Vendor, drm};
+use kubenpu_sdk::{Ioctl, PciId, Product, Size, Vendor, drm};
 
 /// The vendor's table.
 pub const VENDOR: Vendor = Vendor {
@@ -28,9 +28,11 @@ pub const VENDOR: Vendor = Vendor {
         // queues a copy from guest to host memory
         Ioctl::submit("DRM_IOCTL_VIRTGPU_TRANSFER_TO_HOST", drm::command(0x07)),
         // creates a resource
-        Ioctl::alloc("DRM_IOCTL_VIRTGPU_RESOURCE_CREATE", drm::command(0x04)),
+        Ioctl::alloc("DRM_IOCTL_VIRTGPU_RESOURCE_CREATE", drm::command(0x04))
+            .sized(Size::before("size", 48, 4)),
         // creates a blob resource
-        Ioctl::alloc("DRM_IOCTL_VIRTGPU_RESOURCE_CREATE_BLOB", drm::command(0x0a)),
+        Ioctl::alloc("DRM_IOCTL_VIRTGPU_RESOURCE_CREATE_BLOB", drm::command(0x0a))
+            .sized(Size::before("size", 16, 8)),
         // waits for a resource to be idle
         Ioctl::wait("DRM_IOCTL_VIRTGPU_WAIT", drm::command(0x08)),
         drm::MODE_CREATE_DUMB,

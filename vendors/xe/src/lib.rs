@@ -5,7 +5,7 @@
 //! checks every entry against it.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Ioctl, PciId, Product, Vendor, drm};
+use kubenpu_sdk::{Ioctl, PciId, Product, Size, Vendor, drm};
 
 /// The vendor's table.
 pub const VENDOR: Vendor = Vendor {
@@ -24,7 +24,8 @@ pub const VENDOR: Vendor = Vendor {
         // submits a batch to an exec queue
         Ioctl::submit("DRM_IOCTL_XE_EXEC", drm::command(0x09)),
         // creates a buffer object
-        Ioctl::alloc("DRM_IOCTL_XE_GEM_CREATE", drm::command(0x01)),
+        Ioctl::alloc("DRM_IOCTL_XE_GEM_CREATE", drm::command(0x01))
+            .sized(Size::before("size", 8, 8)),
         // waits for a user fence the GPU writes
         Ioctl::wait("DRM_IOCTL_XE_WAIT_USER_FENCE", drm::command(0x0a)),
         drm::SYNCOBJ_WAIT,

@@ -133,11 +133,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             print!("{}", report::devices(&table, Format::json_if(json)));
         }
         Command::Counts { json, pin_path } => {
-            let (counters, losses) = kubenpu::probe::read_pinned(&pin_path)?;
-            print!(
-                "{}",
-                report::counts(&counters, &losses, Format::json_if(json))
-            );
+            let reading = kubenpu::probe::read_pinned(&pin_path)?;
+            print!("{}", report::counts(&reading, Format::json_if(json)));
         }
         Command::Top {
             agent,

@@ -6,10 +6,11 @@ use std::{collections::BTreeMap, fmt::Write as _, sync::Arc};
 use serde::Serialize;
 
 use kubenpu::{
+    catalog::kind_of_code,
     device_table::DeviceTable,
     discovery::{DevNum, Subsystem},
     plugins::{Plugin, Source},
-    probe::Counter,
+    probe::{Counter, Reading},
     server,
 };
 
@@ -84,6 +85,24 @@ struct IoctlRow<'a> {
     nr: u8,
     name: &'a str,
     kind: &'static str,
+    /// Where an alloc's size is, e.g. `size@24:8 after`; absent if none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    size: Option<String>,
+}
+
+/// A declared size in one line: `FIELD@OFFSET:WIDTH before|after`, then
+/// `when FIELD@OFFSET:WIDTH=VALUE` for a multiplexed ioctl.
+fn size_text(size: &kubenpu_sdk::SizeSpec) -> String {
+    let field = |f: &kubenpu_sdk::FieldSpec| format!("{}@{}:{}", f.name, f.offset, f.width);
+    let read = match size.read {
+        kubenpu_sdk::Phase::Before => "before",
+        kubenpu_sdk::Phase::After => "after",
+    };
+    let mut text = format!("{} {read}", field(&size.field));
+    if let Some((selector, value)) = &size.when {
+        let _ = write!(text, " when {}={value}", field(selector));
+    }
+    text
 }
 
 /// One plugin as JSON.
@@ -115,6 +134,7 @@ fn plugin_row(plugin: &Plugin) -> PluginRow<'_> {
                 nr: i.nr,
                 name: &i.name,
                 kind: i.kind.as_str(),
+                size: i.size.as_ref().map(size_text),
             })
             .collect(),
     }
@@ -139,9 +159,10 @@ pub fn plugins(plugins: &[Arc<Plugin>], format: Format) -> String {
                 format!("  {:#04x}", i.nr),
                 i.kind.to_owned(),
                 i.name.to_owned(),
+                i.size.clone().unwrap_or_else(|| "-".into()),
             ]
         });
-        out.push_str(&aligned(&["  NR", "KIND", "IOCTL"], rows));
+        out.push_str(&aligned(&["  NR", "KIND", "IOCTL", "SIZE"], rows));
     }
     out
 }
@@ -153,6 +174,9 @@ struct CounterRow {
     device: DevNum,
     nr: u32,
     calls: u64,
+    failed: u64,
+    ns: u64,
+    bytes: u64,
 }
 
 fn counter_rows(counters: &[Counter]) -> Vec<CounterRow> {
@@ -162,35 +186,76 @@ fn counter_rows(counters: &[Counter]) -> Vec<CounterRow> {
             cgroup_id: c.key.cgroup_id,
             device: DevNum::from_kernel_dev_t(c.key.dev),
             nr: c.key.nr,
-            calls: c.calls,
+            calls: c.value.calls,
+            failed: c.value.failed,
+            ns: c.value.ns,
+            bytes: c.value.bytes,
         })
         .collect()
 }
 
+/// One bucket of the duration histogram as JSON.
+#[derive(Serialize)]
+struct DurationRow {
+    device: DevNum,
+    kind: &'static str,
+    /// Calls of `[2^bucket, 2^(bucket+1))` ns.
+    bucket: u16,
+    calls: u64,
+}
+
 /// `kubenpuctl counts`: one line per counter, then the losses; or as JSON,
-/// `{"counters": [...], "losses": {reason: n}}`.
-pub fn counts(counters: &[Counter], losses: &[(&str, u64)], format: Format) -> String {
+/// `{"counters": [...], "losses": {reason: n}, "unmeasured": {reason: n},
+/// "durations": [...]}`.
+pub fn counts(reading: &Reading, format: Format) -> String {
+    let counters = counter_rows(&reading.counters);
     if format == Format::Json {
-        let losses: std::collections::BTreeMap<&str, u64> = losses.iter().copied().collect();
-        return json(&serde_json::json!({ "counters": counter_rows(counters), "losses": losses }));
+        fn by_reason<'a>(losses: &[(&'a str, u64)]) -> BTreeMap<&'a str, u64> {
+            losses.iter().copied().collect()
+        }
+        let durations: Vec<DurationRow> = reading
+            .durations
+            .iter()
+            .map(|(key, calls)| DurationRow {
+                device: DevNum::from_kernel_dev_t(key.dev),
+                kind: kind_of_code(u32::from(key.kind)).map_or("?", |k| k.as_str()),
+                bucket: key.bucket,
+                calls: *calls,
+            })
+            .collect();
+        return json(&serde_json::json!({
+            "counters": counters,
+            "losses": by_reason(&reading.losses),
+            "unmeasured": by_reason(&reading.unmeasured),
+            "durations": durations,
+        }));
     }
-    let rows = counter_rows(counters).into_iter().map(|r| {
+    let rows = counters.into_iter().map(|r| {
         vec![
             r.cgroup_id.to_string(),
             r.device.to_string(),
             format!("{:#04x}", r.nr),
             r.calls.to_string(),
+            r.failed.to_string(),
+            format!("{:.6}", r.ns as f64 / 1e9),
+            r.bytes.to_string(),
         ]
     });
-    let mut out = aligned(&["CGROUP", "DEVICE", "NR", "CALLS"], rows);
-    for (reason, lost) in losses {
+    let header = [
+        "CGROUP", "DEVICE", "NR", "CALLS", "FAILED", "SECONDS", "BYTES",
+    ];
+    let mut out = aligned(&header, rows);
+    for (reason, lost) in &reading.losses {
         let _ = writeln!(out, "lost ({reason}): {lost}");
+    }
+    for (reason, lost) in &reading.unmeasured {
+        let _ = writeln!(out, "unmeasured ({reason}): {lost}");
     }
     out
 }
 
 /// The columns of `kubenpuctl top`.
-pub const TOP_HEADER: [&str; 7] = [
+pub const TOP_HEADER: [&str; 9] = [
     "NAMESPACE",
     "POD",
     "CONTAINER",
@@ -198,36 +263,64 @@ pub const TOP_HEADER: [&str; 7] = [
     "SUBMIT/s",
     "ALLOC/s",
     "WAIT/s",
+    "WAIT%",
+    "ALLOC-MB/s",
 ];
 
+/// One row of `kubenpuctl top`, as rates.
+#[derive(Debug, Default)]
+struct Rates {
+    /// Calls per second: submit, alloc, wait.
+    calls: [f64; 3],
+    /// Seconds waited on the device per second of wall time, as a share.
+    waiting: f64,
+    /// Bytes allocated per second.
+    bytes: f64,
+}
+
+/// The growth of a counter between two readings; one that went down was
+/// reset (the pod's series restarted) and counts from zero.
+fn growth<T: PartialOrd + std::ops::Sub<Output = T> + Copy>(now: T, was: T) -> T {
+    if now >= was { now - was } else { now }
+}
+
 /// `kubenpuctl top`: per-container call rates between two readings of the
-/// agent's `/api/v1/usage`, `seconds` apart, busiest first.
+/// agent's `/api/v1/usage`, `seconds` apart, busiest first. WAIT% is the
+/// share of the wall time the container's threads spent inside wait calls
+/// (above 100 when several wait at once).
 pub fn top(before: &server::UsageReport, after: &server::UsageReport, seconds: f64) -> String {
     type Key<'a> = (&'a str, &'a str, &'a str, &'a str);
-    let earlier: BTreeMap<(Key<'_>, &str), u64> = before
+    let earlier: BTreeMap<(Key<'_>, &str), &server::UsageRow> = before
         .series
         .iter()
-        .map(|r| ((row_key(r), r.kind.as_str()), r.calls))
+        .map(|r| ((row_key(r), r.kind.as_str()), r))
         .collect();
-    let mut rates: BTreeMap<Key<'_>, [f64; 3]> = BTreeMap::new();
+    let mut rates: BTreeMap<Key<'_>, Rates> = BTreeMap::new();
     for row in &after.series {
         let key = row_key(row);
-        // A counter that went down was reset (the pod's series restarted).
-        let was = earlier.get(&(key, row.kind.as_str())).copied().unwrap_or(0);
-        let delta = if row.calls >= was {
-            row.calls - was
-        } else {
-            row.calls
-        };
+        let was = earlier.get(&(key, row.kind.as_str()));
+        let calls = growth(row.calls, was.map_or(0, |w| w.calls));
+        let waited = growth(row.seconds, was.map_or(0.0, |w| w.seconds));
+        let bytes = growth(row.bytes, was.map_or(0, |w| w.bytes));
         let column = match row.kind.as_str() {
             "submit" => 0,
             "alloc" => 1,
             _ => 2,
         };
-        rates.entry(key).or_default()[column] += delta as f64 / seconds;
+        let rate = rates.entry(key).or_default();
+        rate.calls[column] += calls as f64 / seconds;
+        if column == 2 {
+            rate.waiting += waited / seconds;
+        }
+        rate.bytes += bytes as f64 / seconds;
     }
-    let mut rows: Vec<(Key<'_>, [f64; 3])> = rates.into_iter().collect();
-    rows.sort_by(|a, b| b.1.iter().sum::<f64>().total_cmp(&a.1.iter().sum::<f64>()));
+    let mut rows: Vec<(Key<'_>, Rates)> = rates.into_iter().collect();
+    rows.sort_by(|a, b| {
+        b.1.calls
+            .iter()
+            .sum::<f64>()
+            .total_cmp(&a.1.calls.iter().sum::<f64>())
+    });
     let cell = |text: &str| {
         if text.is_empty() {
             "-".to_owned()
@@ -238,7 +331,8 @@ pub fn top(before: &server::UsageReport, after: &server::UsageReport, seconds: f
     aligned(
         &TOP_HEADER,
         rows.into_iter()
-            .map(|((namespace, pod, container, device), [s, a, w])| {
+            .map(|((namespace, pod, container, device), rate)| {
+                let [s, a, w] = rate.calls;
                 vec![
                     cell(namespace),
                     cell(pod),
@@ -247,6 +341,8 @@ pub fn top(before: &server::UsageReport, after: &server::UsageReport, seconds: f
                     format!("{s:.1}"),
                     format!("{a:.1}"),
                     format!("{w:.1}"),
+                    format!("{:.1}", rate.waiting * 100.0),
+                    format!("{:.2}", rate.bytes / 1e6),
                 ]
             }),
     )
@@ -297,6 +393,18 @@ mod tests {
             vendor: "amdgpu".into(),
             kind: kind.into(),
             calls,
+            failed: 0,
+            seconds: 0.0,
+            bytes: 0,
+        }
+    }
+
+    /// A row with time and bytes too.
+    fn measured(pod: &str, kind: &str, calls: u64, seconds: f64, bytes: u64) -> UsageRow {
+        UsageRow {
+            seconds,
+            bytes,
+            ..row(pod, kind, calls)
         }
     }
 
@@ -312,8 +420,10 @@ mod tests {
         let after = UsageReport {
             series: vec![
                 row("a", "submit", 300),
-                row("a", "alloc", 20),
-                row("b", "wait", 4), // reset: counts from zero
+                // 20 allocations of 4 MB in 2 s.
+                measured("a", "alloc", 20, 0.01, 80_000_000),
+                // reset: counts from zero; 1.5 s of the 2 waited.
+                measured("b", "wait", 4, 1.5, 0),
                 row("", "alloc", 4),
             ],
         };
@@ -326,9 +436,39 @@ mod tests {
             lines,
             vec![
                 TOP_HEADER.to_vec(),
-                vec!["ml", "a", "main", "0000:03:00.0", "100.0", "10.0", "0.0"],
-                vec!["ml", "b", "main", "0000:03:00.0", "0.0", "0.0", "2.0"],
-                vec!["-", "-", "-", "0000:03:00.0", "0.0", "0.0", "0.0"],
+                vec![
+                    "ml",
+                    "a",
+                    "main",
+                    "0000:03:00.0",
+                    "100.0",
+                    "10.0",
+                    "0.0",
+                    "0.0",
+                    "40.00"
+                ],
+                vec![
+                    "ml",
+                    "b",
+                    "main",
+                    "0000:03:00.0",
+                    "0.0",
+                    "0.0",
+                    "2.0",
+                    "75.0",
+                    "0.00"
+                ],
+                vec![
+                    "-",
+                    "-",
+                    "-",
+                    "0000:03:00.0",
+                    "0.0",
+                    "0.0",
+                    "0.0",
+                    "0.0",
+                    "0.00"
+                ],
             ]
         );
     }

@@ -8,7 +8,7 @@ mod component {
 
     use alloc::vec::Vec;
 
-    use kubenpu_sdk::guest::{Description, Device, Guest, OwnedString, PciId};
+    use kubenpu_sdk::guest::{AllocSize, Description, Device, Guest, OwnedString, OwnedVec, PciId};
 
     struct Bomb;
 
@@ -26,6 +26,10 @@ mod component {
 
         fn product_name(_: PciId) -> Option<OwnedString> {
             None
+        }
+
+        fn alloc_sizes() -> OwnedVec<AllocSize> {
+            OwnedVec::new()
         }
     }
 

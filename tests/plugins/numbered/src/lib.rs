@@ -11,7 +11,7 @@ mod component {
 
     use kubenpu_sdk::{
         Ioctl, Vendor, drm,
-        guest::{self, Description, Device, Guest, OwnedString, PciId},
+        guest::{self, AllocSize, Description, Device, Guest, OwnedString, OwnedVec, PciId},
     };
 
     /// The placeholder tests rewrite. Read volatile, so its bytes stay in
@@ -50,6 +50,10 @@ mod component {
 
         fn product_name(_: PciId) -> Option<OwnedString> {
             None
+        }
+
+        fn alloc_sizes() -> OwnedVec<AllocSize> {
+            OwnedVec::new()
         }
     }
 

@@ -4,7 +4,7 @@
 
 #[cfg(target_family = "wasm")]
 mod component {
-    use kubenpu_sdk::guest::{Description, Device, Guest, OwnedString, PciId};
+    use kubenpu_sdk::guest::{AllocSize, Description, Device, Guest, OwnedString, OwnedVec, PciId};
 
     struct Spin;
 
@@ -20,6 +20,10 @@ mod component {
 
         fn product_name(_: PciId) -> Option<OwnedString> {
             None
+        }
+
+        fn alloc_sizes() -> OwnedVec<AllocSize> {
+            OwnedVec::new()
         }
     }
 

@@ -1,0 +1,105 @@
+//! The exit side: as a counted call returns, add whether it failed, the
+//! time it spent inside `drm_ioctl` and the bytes it allocated to its
+//! counter, and its duration to the histogram. Calls the entry programs
+//! did not keep have no in-flight record and return at the first lookup.
+//!
+//! A call that returns `-ERESTART*` was interrupted by a signal; the
+//! kernel runs it again with the same arguments after the handler (or
+//! userspace, given EINTR, retries it, as libdrm does). It is one call: its
+//! time so far counts, it is not a failure, and its record stays for the
+//! restart to continue.
+//!
+//! SPDX-License-Identifier: GPL-2.0-only
+
+use aya_ebpf::helpers::{bpf_get_current_pid_tgid, bpf_ktime_get_ns};
+use kubenpu_ebpf::{CountKey, CountValue, Inflight, Loss};
+
+use crate::{COUNTS, Field, INFLIGHT, add, lose, record_duration, size, value_field};
+
+/// `-ERESTARTSYS`, `-ERESTARTNOINTR`, `-ERESTARTNOHAND` and
+/// `-ERESTART_RESTARTBLOCK`: kernel-internal, never seen by userspace.
+/// (515, `ENOIOCTLCMD`, is not a restart: it reaches the caller as
+/// `ENOTTY`.)
+#[inline(always)]
+fn restarts(ret: i64) -> bool {
+    matches!(-ret, 512..=514 | 516)
+}
+
+/// fexit on `drm_ioctl`.
+#[aya_ebpf::macros::fexit(function = "drm_ioctl")]
+pub fn kubenpu_fexit(ctx: aya_ebpf::programs::FExitContext) -> u32 {
+    // drm_ioctl has three arguments; the slot after them is its `long`
+    // return value.
+    let ret: i64 = ctx.arg(3);
+    finish(ret);
+    0
+}
+
+/// A return probe on `drm_ioctl` (a kretprobe, or a kprobe.multi return
+/// link).
+#[aya_ebpf::macros::kretprobe]
+pub fn kubenpu_kretprobe(ctx: aya_ebpf::programs::RetProbeContext) -> u32 {
+    finish(ctx.ret::<i64>());
+    0
+}
+
+#[inline(always)]
+fn finish(ret: i64) {
+    let thread = bpf_get_current_pid_tgid();
+    let Some(record) = INFLIGHT.get_ptr_mut(thread) else {
+        return;
+    };
+    // SAFETY: this thread's record; only this thread writes it.
+    let call: Inflight = unsafe { *record };
+    // SAFETY: a helper without arguments.
+    let ns = unsafe { bpf_ktime_get_ns() }.saturating_sub(call.start_ns);
+    if restarts(ret) {
+        // SAFETY: as above.
+        unsafe {
+            (*record).restarting = 1;
+            (*record).earlier_ns = call.earlier_ns + ns;
+        }
+        measure(call.key, 0, ns, 0);
+        return;
+    }
+    let _ = INFLIGHT.remove(thread);
+    let bytes = match (ret >= 0, call.size_at) {
+        (false, _) => 0,
+        (true, 0) => call.bytes,
+        (true, at) => size::read(at, call.size_width).unwrap_or_else(|| {
+            lose(Loss::SizeUnread);
+            0
+        }),
+    };
+    measure(call.key, u64::from(ret < 0), ns, bytes);
+    record_duration(call.key.dev, call.kind, call.earlier_ns + ns);
+}
+
+/// Adds a return's measurements to its counter.
+#[inline(always)]
+fn measure(key: CountKey, failed: u64, ns: u64, bytes: u64) {
+    let value = match COUNTS.get_ptr_mut(key) {
+        Some(value) => value,
+        None => {
+            // Its counter went (the cgroup was found gone and folded while
+            // the call ran): start this CPU's anew, with no call.
+            let first = CountValue {
+                calls: 0,
+                failed,
+                ns,
+                bytes,
+            };
+            if COUNTS.insert(key, first, 0).is_err() {
+                lose(Loss::Unmeasured);
+            }
+            return;
+        }
+    };
+    if failed != 0 {
+        add(value_field(value, Field::Failed), failed);
+    }
+    add(value_field(value, Field::Ns), ns);
+    if bytes != 0 {
+        add(value_field(value, Field::Bytes), bytes);
+    }
+}

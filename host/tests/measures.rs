@@ -1,0 +1,271 @@
+//! How long and how much, in real kernels: the exit programs' time,
+//! failures and bytes per counted call, against what the workload itself
+//! measured. virtio-gpu and vgem are the devices (only the hardware is
+//! emulated); the waits run in a containerd pod and are read from
+//! `/metrics` under the pod's labels.
+
+#[macro_use]
+mod support;
+
+use std::{collections::BTreeMap, time::Duration};
+
+use kubenpu_vm::Kernel;
+use serde_json::Value;
+use support::guest::{Results, run};
+
+// Syncobjs on virtio-gpu: 6.12 and newer (6.1's has none).
+on_kernels!([bookworm_backports => BookwormBackports, sid => Sid]: waits_in_a_pod_are_timed_and_fail_as_timeouts);
+on_kernels!(
+    [bookworm => Bookworm, bookworm_backports => BookwormBackports, sid => Sid]:
+    failed_calls_are_counted_exactly,
+    allocations_count_the_bytes_the_kernel_reported,
+);
+
+/// Waits per container, and their timeout: each blocks for about 20 ms
+/// and fails with ETIME.
+const WAITS: u64 = 25;
+const TIMEOUT_MS: u64 = 20;
+
+/// One pod, two containers: `steady` waits undisturbed; `signalled` waits
+/// with a SIGALRM every 3 ms, whose SA_RESTART handler makes the kernel
+/// restart each wait several times unseen by the workload. Each container
+/// is one series: its calls, failures and seconds must be the workload's.
+fn waits_in_a_pod_are_timed_and_fail_as_timeouts(kernel: Kernel) {
+    let dir = tempfile::tempdir().unwrap();
+    let vm = support::guest::with_containerd(support::guest::vm(kernel, dir.path()))
+        .timeout(Duration::from_secs(600));
+    let wait = |flags: &str, name: &str| {
+        format!(
+            "{name}=kubenpu-workload {flags} syncobj-wait:$VIRTIO_RENDER:{WAITS}:{TIMEOUT_MS} > /out/{name}.json"
+        )
+    };
+    let outcome = vm
+        .run(&format!(
+            r#". /drm.sh && . /agent.sh && . /pods.sh
+             start_containerd
+             start_agent --cri-socket /run/kubenpu-cri/containerd.sock
+             kubenpu-pods pod --dir "$CRI_DIR" --pod "ml/waiter/7d2f0c1e-3b4a-4c5d-8e6f-0a1b2c3d4e5f" \
+               --image "$WORKLOAD_IMAGE" --device "$VIRTIO_RENDER" --mount /shared:/out \
+               --container "{}" --container "{}" > /dev/null \
+               || {{ tail -20 "$CRI_DIR/containerd.log"; fail "cannot run the pod"; }}
+             wait_file /shared/steady.json
+             wait_file /shared/signalled.json
+             tries=0
+             until busybox wget -q -O /shared/metrics http://127.0.0.1:8080/metrics \
+                   && grep -q 'container="signalled"' /shared/metrics \
+                   && grep -q 'container="steady"' /shared/metrics; do
+               tries=$((tries + 1)); [ "$tries" -lt 300 ] || fail "the containers were not named"
+               sleep 0.1
+             done
+             kubenpuctl counts --json > /shared/counts.json
+             stop_agent
+             kill -TERM $PODS_PID
+             cp $AGENT_LOG /shared/agent.log"#,
+            wait("", "steady"),
+            wait("--signals 3", "signalled"),
+        ))
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    assert_eq!(outcome.status, 0, "{}", outcome.output);
+    let metrics = std::fs::read_to_string(dir.path().join("metrics")).unwrap();
+    let mut histogram_calls = 0;
+    for container in ["steady", "signalled"] {
+        let issued: Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join(format!("{container}.json"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(issued["calls"], WAITS, "{issued}");
+        assert_eq!(issued["failed"], WAITS, "every wait times out: {issued}");
+        let measured = issued["call_ns"].as_u64().unwrap() as f64 / 1e9;
+        let series = |metric: &str| {
+            let prefix =
+                format!("{metric}{{pod=\"waiter\",namespace=\"ml\",container=\"{container}\",");
+            let line = metrics
+                .lines()
+                .find(|l| l.starts_with(&prefix) && l.contains(r#"kind="wait""#))
+                .unwrap_or_else(|| panic!("no {metric} for {container} in\n{metrics}"));
+            line.rsplit(' ').next().unwrap().parse::<f64>().unwrap()
+        };
+        assert_eq!(
+            series("kubenpu_ioctl_total"),
+            WAITS as f64,
+            "a restarted wait is one call"
+        );
+        assert_eq!(series("kubenpu_ioctl_failed_total"), WAITS as f64);
+        let seconds = series("kubenpu_ioctl_seconds_total");
+        eprintln!(
+            "{kernel} {container}: {seconds:.4} s in the kernel, {measured:.4} s measured by the workload"
+        );
+        assert!(
+            (seconds - measured).abs() <= 0.1 * measured,
+            "{kernel} {container}: {seconds} s counted, {measured} s measured"
+        );
+        assert!(
+            measured >= WAITS as f64 * TIMEOUT_MS as f64 / 1000.0 * 0.9,
+            "{measured}"
+        );
+        histogram_calls += WAITS;
+    }
+    // The histogram has every wait, none under the timeout's bucket.
+    let counts: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("counts.json")).unwrap())
+            .unwrap();
+    let waits: Vec<(u64, u64)> = counts["durations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["kind"] == "wait")
+        .map(|d| (d["bucket"].as_u64().unwrap(), d["calls"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(
+        waits.iter().map(|(_, n)| n).sum::<u64>(),
+        histogram_calls,
+        "{waits:?}"
+    );
+    // One entry per wait, restarts summed: a 20 ms wait is in bucket 24
+    // (2^24 ns = 16.8 ms) or above, or in 23 (8.4 ms) where the signal
+    // handlers took part of its wall time. A run between two signals (3
+    // ms apart) alone would land in bucket 21.
+    assert!(waits.iter().all(|&(bucket, _)| bucket >= 23), "{waits:?}");
+    let count = metrics
+        .lines()
+        .find(|l| {
+            l.starts_with("kubenpu_ioctl_duration_seconds_count{") && l.contains(r#"kind="wait""#)
+        })
+        .unwrap_or_else(|| panic!("no wait histogram in\n{metrics}"));
+    assert!(count.ends_with(&format!(" {histogram_calls}")), "{count}");
+    assert_eq!(counts["unmeasured"]["unmeasured"], 0, "{counts}");
+}
+
+/// `(calls, failed, ns, bytes)` of one counter.
+type Measured = (u64, u64, u64, u64);
+
+/// Counters by (cgroup, device, nr).
+type Counters = BTreeMap<(u64, String, u64), Measured>;
+
+/// Counters of a snapshot by (cgroup, device, nr).
+fn measured(results: &Results, name: &str) -> Counters {
+    let json: Value = serde_json::from_str(&results.file(&format!("{name}.counts.json"))).unwrap();
+    json["counters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let n = |field: &str| c[field].as_u64().unwrap();
+            let key = (
+                n("cgroup_id"),
+                c["device"].as_str().unwrap().to_owned(),
+                n("nr"),
+            );
+            (key, (n("calls"), n("failed"), n("ns"), n("bytes")))
+        })
+        .collect()
+}
+
+/// The counter of `cgroup` for what the workload issued on `device` (its
+/// number `nr`).
+fn counter_of(counters: &Counters, cgroup: u64, device: &str, nr: u64) -> Measured {
+    *counters
+        .get(&(cgroup, device.to_owned(), nr))
+        .unwrap_or_else(|| panic!("no counter for {device} {nr:#x}: {counters:?}"))
+}
+
+/// What one workload item reported: `(device, nr, calls, failed, bytes)`.
+type Reported = (String, u64, u64, u64, u64);
+
+/// What the workload items run in `cgroup` reported.
+fn reported(results: &Results, cgroup: &str) -> Vec<Reported> {
+    results
+        .file("issued")
+        .lines()
+        .filter_map(|line| line.strip_prefix(&format!("{cgroup} ")))
+        .map(|json| {
+            let v: Value = serde_json::from_str(json).unwrap();
+            let n = |field: &str| v[field].as_u64().unwrap();
+            (
+                v["device"].as_str().unwrap().to_owned(),
+                n("nr"),
+                n("calls"),
+                n("failed"),
+                n("bytes"),
+            )
+        })
+        .collect()
+}
+
+/// Runs the workload with `plan` in one cgroup under the agent (`auto`);
+/// returns the counters, the cgroup's id and what the workload reported.
+fn issue_in_a_cgroup(kernel: Kernel, plan: &str) -> (Counters, u64, Vec<Reported>) {
+    let results = run(
+        kernel,
+        &format!(
+            "start_agent
+             issue w {plan}
+             snapshot final
+             stop_agent
+             cp $AGENT_LOG /shared/agent.log"
+        ),
+    );
+    (
+        measured(&results, "final"),
+        results.cgroup_id("w"),
+        reported(&results, "w"),
+    )
+}
+
+/// Calls that fail (a zero handle, a bad size) are counted as failed,
+/// exactly as many as the workload saw fail, under every hook `auto`
+/// picks, on every kernel: syncobjs are not needed.
+fn failed_calls_are_counted_exactly(kernel: Kernel) {
+    let (counters, id, items) = issue_in_a_cgroup(
+        kernel,
+        "$VIRTIO_RENDER:0x48:500 $VGEM_CARD:0x41:300 $VIRTIO_CARD:0x42:200",
+    );
+    assert_eq!(items.len(), 3);
+    let mut failures = 0;
+    for (device, nr, calls, failed, _) in items {
+        let (counted, counted_failed, _, _) = counter_of(&counters, id, &device, nr);
+        assert_eq!(
+            (counted, counted_failed),
+            (calls, failed),
+            "{kernel} {device} {nr:#x}"
+        );
+        failures += failed;
+    }
+    assert!(
+        failures >= 500,
+        "the zero-handle waits must fail: {failures}"
+    );
+}
+
+/// Dumb buffers and virtio-gpu resources of sizes the test picks: the
+/// bytes counted are the sum of the sizes the kernel reported (dumb
+/// buffers: `size`, out) or was asked for (resources: `size`, in);
+/// failed allocations (a zero-sized dumb buffer; a blob resource, which
+/// this virtio-gpu does not offer) add none.
+fn allocations_count_the_bytes_the_kernel_reported(kernel: Kernel) {
+    let (counters, id, items) = issue_in_a_cgroup(
+        kernel,
+        "dumb:$VIRTIO_CARD:64x64x32,100x30x32,0x0x32 dumb:$VGEM_CARD:640x480x32,33x7x8 \
+         resource:$VIRTIO_RENDER:4096,65536,12288 blob:$VIRTIO_RENDER:4096,8192",
+    );
+    assert_eq!(items.len(), 4);
+    let mut total = 0;
+    for (device, nr, calls, failed, bytes) in &items {
+        let (counted, counted_failed, _, counted_bytes) = counter_of(&counters, id, device, *nr);
+        eprintln!("{kernel} {device} {nr:#x}: {counted_bytes} bytes counted, {bytes} reported");
+        assert_eq!(
+            (counted, counted_failed, counted_bytes),
+            (*calls, *failed, *bytes),
+            "{kernel} {device} {nr:#x}"
+        );
+        total += bytes;
+    }
+    // The zero-sized dumb buffer failed and added nothing (virtio-gpu
+    // takes 32 bits per pixel only).
+    assert_eq!(items[0].3, 1, "{items:?}");
+    // Dumb buffers: at least width × height × bpp/8 each.
+    assert!(items[0].4 >= 64 * 64 * 4 + 100 * 30 * 4, "{items:?}");
+    assert!(items[1].4 >= 640 * 480 * 4 + 33 * 7, "{items:?}");
+    assert_eq!(items[2].4, 4096 + 65536 + 12288, "{items:?}");
+    assert!(total > 0);
+}

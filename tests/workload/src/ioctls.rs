@@ -1,0 +1,287 @@
+//! The DRM calls the workload makes, with the uAPI structs they take.
+
+use std::{fs::File, os::fd::AsRawFd as _, time::Duration, time::Instant};
+
+use crate::plan::Item;
+
+/// `DRM_IOCTL_SYNCOBJ_CREATE`'s number.
+const SYNCOBJ_CREATE: u8 = 0xbf;
+/// `DRM_IOCTL_SYNCOBJ_DESTROY`'s number.
+const SYNCOBJ_DESTROY: u8 = 0xc0;
+/// `DRM_IOCTL_SYNCOBJ_WAIT`'s number.
+pub const SYNCOBJ_WAIT: u8 = 0xc3;
+/// `DRM_IOCTL_MODE_CREATE_DUMB`'s number.
+pub const MODE_CREATE_DUMB: u8 = 0xb2;
+/// `DRM_IOCTL_MODE_DESTROY_DUMB`'s number.
+const MODE_DESTROY_DUMB: u8 = 0xb4;
+/// `DRM_IOCTL_VIRTGPU_RESOURCE_CREATE`'s number.
+pub const VIRTGPU_RESOURCE_CREATE: u8 = 0x44;
+/// `DRM_IOCTL_VIRTGPU_RESOURCE_CREATE_BLOB`'s number.
+pub const VIRTGPU_RESOURCE_CREATE_BLOB: u8 = 0x4a;
+/// `DRM_IOCTL_GEM_CLOSE`'s number.
+const GEM_CLOSE: u8 = 0x09;
+
+/// `DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT` (bit 1; bit 0 is WAIT_ALL).
+const WAIT_FOR_SUBMIT: u32 = 1 << 1;
+
+/// `struct drm_syncobj_create`.
+#[repr(C)]
+#[derive(Default)]
+struct SyncobjCreate {
+    handle: u32,
+    flags: u32,
+}
+
+/// `struct drm_syncobj_wait` (without 6.4's `deadline_nsec`, which
+/// `drm_ioctl` zero-fills for shorter arguments).
+#[repr(C)]
+#[derive(Default)]
+struct SyncobjWait {
+    handles: u64,
+    timeout_nsec: i64,
+    count_handles: u32,
+    flags: u32,
+    first_signaled: u32,
+    pad: u32,
+}
+
+/// `struct drm_mode_create_dumb`.
+#[repr(C)]
+#[derive(Default)]
+struct CreateDumb {
+    height: u32,
+    width: u32,
+    bpp: u32,
+    flags: u32,
+    handle: u32,
+    pitch: u32,
+    size: u64,
+}
+
+/// `struct drm_virtgpu_resource_create`.
+#[repr(C)]
+#[derive(Default)]
+struct ResourceCreate {
+    target: u32,
+    format: u32,
+    bind: u32,
+    width: u32,
+    height: u32,
+    depth: u32,
+    array_size: u32,
+    last_level: u32,
+    nr_samples: u32,
+    flags: u32,
+    bo_handle: u32,
+    res_handle: u32,
+    size: u32,
+    stride: u32,
+}
+
+/// `struct drm_virtgpu_resource_create_blob`.
+#[repr(C)]
+#[derive(Default)]
+struct ResourceCreateBlob {
+    blob_mem: u32,
+    blob_flags: u32,
+    bo_handle: u32,
+    res_handle: u32,
+    size: u64,
+    pad: u32,
+    cmd_size: u32,
+    cmd: u64,
+    blob_id: u64,
+}
+
+/// What a run of calls did.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Outcome {
+    /// Calls of the item's number.
+    pub calls: u64,
+    /// Of which returned -1.
+    pub failed: u64,
+    /// Their time, summed.
+    pub call_ns: u128,
+    /// Bytes the successful allocations reported.
+    pub bytes: u64,
+}
+
+impl Outcome {
+    /// Both outcomes together.
+    pub fn plus(self, other: &Self) -> Self {
+        Self {
+            calls: self.calls + other.calls,
+            failed: self.failed + other.failed,
+            call_ns: self.call_ns + other.call_ns,
+            bytes: self.bytes + other.bytes,
+        }
+    }
+
+    /// Counts one call that returned `ret` after `started`.
+    fn record(&mut self, ret: i32, started: Instant) -> bool {
+        self.call_ns += started.elapsed().as_nanos();
+        self.calls += 1;
+        self.failed += u64::from(ret < 0);
+        ret == 0
+    }
+}
+
+/// `_IOWR('d', nr, size)`: the DRM ioctl encoding.
+fn iowr(nr: u8, size: usize) -> libc::Ioctl {
+    const IOC_READ_WRITE: u32 = 3;
+    // The request's type is c_ulong in glibc and c_int in musl; the bits
+    // are the same.
+    ((IOC_READ_WRITE << 30) | ((size as u32) << 16) | (u32::from(b'd') << 8) | u32::from(nr))
+        as libc::Ioctl
+}
+
+/// `ioctl(fd, _IOWR('d', nr, T), arg)`.
+fn call<T>(file: &File, nr: u8, arg: &mut T) -> i32 {
+    // SAFETY: `arg` is a whole T, as large as the size the command
+    // encodes.
+    unsafe {
+        libc::ioctl(
+            file.as_raw_fd(),
+            iowr(nr, size_of::<T>()),
+            std::ptr::from_mut(arg),
+        )
+    }
+}
+
+/// Runs `item` once on `file`.
+pub fn issue(file: &File, item: &Item) -> Result<Outcome, String> {
+    let mut outcome = Outcome::default();
+    match item {
+        Item::Raw { nr, count, .. } => {
+            for _ in 0..*count {
+                let mut arg = [0u8; 64];
+                let started = Instant::now();
+                let ret = call(file, *nr, &mut arg);
+                outcome.record(ret, started);
+            }
+        }
+        Item::SyncobjWait { count, timeout, .. } => {
+            let mut create = SyncobjCreate::default();
+            if call(file, SYNCOBJ_CREATE, &mut create) != 0 {
+                return Err(format!(
+                    "DRM_IOCTL_SYNCOBJ_CREATE: {}",
+                    std::io::Error::last_os_error()
+                ));
+            }
+            let handle = create.handle;
+            for _ in 0..*count {
+                let mut wait = SyncobjWait {
+                    handles: std::ptr::from_ref(&handle) as u64,
+                    timeout_nsec: deadline(*timeout),
+                    count_handles: 1,
+                    flags: WAIT_FOR_SUBMIT,
+                    ..SyncobjWait::default()
+                };
+                let started = Instant::now();
+                let ret = call(file, SYNCOBJ_WAIT, &mut wait);
+                outcome.record(ret, started);
+            }
+            call(file, SYNCOBJ_DESTROY, &mut create);
+        }
+        Item::Dumb { sizes, .. } => {
+            for &(width, height, bpp) in sizes {
+                let mut dumb = CreateDumb {
+                    width,
+                    height,
+                    bpp,
+                    ..CreateDumb::default()
+                };
+                let started = Instant::now();
+                if outcome.record(call(file, MODE_CREATE_DUMB, &mut dumb), started) {
+                    outcome.bytes += dumb.size;
+                    let mut handle = dumb.handle;
+                    call(file, MODE_DESTROY_DUMB, &mut handle);
+                }
+            }
+        }
+        Item::Resource { sizes, .. } => {
+            for &size in sizes {
+                // A 2D texture (PIPE_TEXTURE_2D), B8G8R8X8, one row.
+                let mut resource = ResourceCreate {
+                    target: 2,
+                    format: 2,
+                    width: size / 4,
+                    height: 1,
+                    depth: 1,
+                    array_size: 1,
+                    size,
+                    stride: size,
+                    ..ResourceCreate::default()
+                };
+                let started = Instant::now();
+                if outcome.record(call(file, VIRTGPU_RESOURCE_CREATE, &mut resource), started) {
+                    outcome.bytes += u64::from(size);
+                    close(file, resource.bo_handle);
+                }
+            }
+        }
+        Item::Blob { sizes, .. } => {
+            for &size in sizes {
+                // VIRTGPU_BLOB_MEM_GUEST, VIRTGPU_BLOB_FLAG_USE_MAPPABLE.
+                let mut blob = ResourceCreateBlob {
+                    blob_mem: 1,
+                    blob_flags: 1,
+                    size,
+                    ..ResourceCreateBlob::default()
+                };
+                let started = Instant::now();
+                if outcome.record(call(file, VIRTGPU_RESOURCE_CREATE_BLOB, &mut blob), started) {
+                    outcome.bytes += size;
+                    close(file, blob.bo_handle);
+                }
+            }
+        }
+    }
+    Ok(outcome)
+}
+
+/// `DRM_IOCTL_GEM_CLOSE` of `handle`.
+fn close(file: &File, handle: u32) {
+    let mut close = [handle, 0];
+    call(file, GEM_CLOSE, &mut close);
+}
+
+/// CLOCK_MONOTONIC `timeout` from now, in ns: the absolute deadline a
+/// syncobj wait takes (and keeps when the kernel restarts it).
+fn deadline(timeout: Duration) -> i64 {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid timespec to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
+    now.tv_sec * 1_000_000_000 + now.tv_nsec + timeout.as_nanos() as i64
+}
+
+extern "C" fn ignore(_: libc::c_int) {}
+
+/// A SIGALRM every `interval`, handled by an empty handler with
+/// SA_RESTART: the kernel restarts the calls it interrupts.
+pub fn interrupt_every(interval: Duration) -> Result<(), String> {
+    // SAFETY: a zeroed sigaction is valid; the handler is async-signal-safe.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = ignore as *const () as libc::sighandler_t;
+        action.sa_flags = libc::SA_RESTART;
+        if libc::sigaction(libc::SIGALRM, &action, std::ptr::null_mut()) != 0 {
+            return Err(format!("sigaction: {}", std::io::Error::last_os_error()));
+        }
+        let mut tick: libc::timeval = std::mem::zeroed();
+        // The fields' types differ between glibc and musl; the values fit.
+        tick.tv_sec = interval.as_secs() as _;
+        tick.tv_usec = interval.subsec_micros() as _;
+        let timer = libc::itimerval {
+            it_interval: tick,
+            it_value: tick,
+        };
+        if libc::setitimer(libc::ITIMER_REAL, &timer, std::ptr::null_mut()) != 0 {
+            return Err(format!("setitimer: {}", std::io::Error::last_os_error()));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,230 @@
+//! The workload's command line.
+
+use std::time::Duration;
+
+/// What one item issues.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Item {
+    /// COUNT calls of NR with a zeroed argument.
+    Raw { node: String, nr: u8, count: u64 },
+    /// COUNT syncobj waits that time out after `timeout`.
+    SyncobjWait {
+        node: String,
+        count: u64,
+        timeout: Duration,
+    },
+    /// One dumb buffer per (width, height, bpp).
+    Dumb {
+        node: String,
+        sizes: Vec<(u32, u32, u32)>,
+    },
+    /// One virtio-gpu 2D resource per size in bytes.
+    Resource { node: String, sizes: Vec<u32> },
+    /// One virtio-gpu guest blob per size in bytes.
+    Blob { node: String, sizes: Vec<u64> },
+}
+
+impl Item {
+    /// The device node.
+    pub fn node(&self) -> &str {
+        match self {
+            Item::Raw { node, .. }
+            | Item::SyncobjWait { node, .. }
+            | Item::Dumb { node, .. }
+            | Item::Resource { node, .. }
+            | Item::Blob { node, .. } => node,
+        }
+    }
+
+    /// The number (`cmd & 0xff`) of the calls the item counts.
+    pub fn nr(&self) -> u8 {
+        match self {
+            Item::Raw { nr, .. } => *nr,
+            Item::SyncobjWait { .. } => crate::ioctls::SYNCOBJ_WAIT,
+            Item::Dumb { .. } => crate::ioctls::MODE_CREATE_DUMB,
+            Item::Resource { .. } => crate::ioctls::VIRTGPU_RESOURCE_CREATE,
+            Item::Blob { .. } => crate::ioctls::VIRTGPU_RESOURCE_CREATE_BLOB,
+        }
+    }
+}
+
+/// Everything the command line asks for.
+#[derive(Debug)]
+pub struct Options {
+    /// Threads per item.
+    pub threads: u64,
+    /// SIGALRM interval, if any.
+    pub signals: Option<Duration>,
+    /// The items, in order.
+    pub items: Vec<Item>,
+}
+
+const USAGE: &str = "usage: kubenpu-workload [--threads N] [--signals MS] ITEM... (ITEM: NODE:NR:COUNT, syncobj-wait:NODE:COUNT:TIMEOUT_MS, dumb:NODE:WxHxBPP,..., resource:NODE:BYTES,..., blob:NODE:BYTES,...)";
+
+/// Parses the arguments.
+pub fn parse(mut args: Vec<String>) -> Result<Options, String> {
+    let mut threads = 1;
+    let mut signals = None;
+    loop {
+        match args.first().map(String::as_str) {
+            Some("--threads") => {
+                threads = args
+                    .get(1)
+                    .and_then(|n| n.parse().ok())
+                    .filter(|&n| n > 0)
+                    .ok_or("--threads needs a number of threads above 0")?;
+                args.drain(..2);
+            }
+            Some("--signals") => {
+                let ms: u64 = args
+                    .get(1)
+                    .and_then(|n| n.parse().ok())
+                    .filter(|&n| n > 0)
+                    .ok_or("--signals needs an interval in milliseconds above 0")?;
+                signals = Some(Duration::from_millis(ms));
+                args.drain(..2);
+            }
+            _ => break,
+        }
+    }
+    if args.is_empty() {
+        return Err(USAGE.into());
+    }
+    let items = args.iter().map(|a| item(a)).collect::<Result<_, _>>()?;
+    Ok(Options {
+        threads,
+        signals,
+        items,
+    })
+}
+
+fn number<T: std::str::FromStr>(text: &str) -> Option<T> {
+    text.parse().ok()
+}
+
+fn list<T>(text: &str, one: impl Fn(&str) -> Option<T>) -> Option<Vec<T>> {
+    text.split(',').map(one).collect()
+}
+
+fn item(arg: &str) -> Result<Item, String> {
+    let bad = || format!("{arg:?} is not an item; {USAGE}");
+    let (kind, rest) = arg.split_once(':').ok_or_else(bad)?;
+    let parsed = match kind {
+        "syncobj-wait" => {
+            let mut parts = rest.rsplitn(3, ':');
+            let timeout = parts.next().and_then(number).map(Duration::from_millis);
+            let count = parts.next().and_then(number);
+            let node = parts.next();
+            match (node, count, timeout) {
+                (Some(node), Some(count), Some(timeout)) => Some(Item::SyncobjWait {
+                    node: node.into(),
+                    count,
+                    timeout,
+                }),
+                _ => None,
+            }
+        }
+        "dumb" => rest.rsplit_once(':').and_then(|(node, sizes)| {
+            let sizes = list(sizes, |s| {
+                let mut dims = s.split('x').map(number::<u32>);
+                Some((dims.next()??, dims.next()??, dims.next()??))
+            })?;
+            Some(Item::Dumb {
+                node: node.into(),
+                sizes,
+            })
+        }),
+        "resource" => rest.rsplit_once(':').and_then(|(node, sizes)| {
+            Some(Item::Resource {
+                node: node.into(),
+                sizes: list(sizes, number)?,
+            })
+        }),
+        "blob" => rest.rsplit_once(':').and_then(|(node, sizes)| {
+            Some(Item::Blob {
+                node: node.into(),
+                sizes: list(sizes, number)?,
+            })
+        }),
+        _ => raw(arg),
+    };
+    parsed.ok_or_else(bad)
+}
+
+/// `NODE:NR:COUNT`.
+fn raw(arg: &str) -> Option<Item> {
+    let mut parts = arg.rsplitn(3, ':');
+    let count = parts.next().and_then(number)?;
+    let nr = parts.next()?;
+    let nr = match nr.strip_prefix("0x") {
+        Some(hex) => u8::from_str_radix(hex, 16).ok()?,
+        None => nr.parse().ok()?,
+    };
+    Some(Item::Raw {
+        node: parts.next()?.into(),
+        nr,
+        count,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(text: &str) -> Vec<String> {
+        text.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn every_item_and_option_parses() {
+        let options = parse(args(
+            "--threads 4 --signals 5 /dev/dri/card0:0x48:10 syncobj-wait:/dev/dri/card0:3:20 \
+             dumb:/dev/dri/card0:64x64x32,1x1x8 resource:/dev/dri/card0:4096 blob:/dev/dri/card0:8192,4096",
+        ))
+        .unwrap();
+        assert_eq!(options.threads, 4);
+        assert_eq!(options.signals, Some(Duration::from_millis(5)));
+        let node = || "/dev/dri/card0".to_string();
+        assert_eq!(
+            options.items,
+            [
+                Item::Raw {
+                    node: node(),
+                    nr: 0x48,
+                    count: 10
+                },
+                Item::SyncobjWait {
+                    node: node(),
+                    count: 3,
+                    timeout: Duration::from_millis(20)
+                },
+                Item::Dumb {
+                    node: node(),
+                    sizes: vec![(64, 64, 32), (1, 1, 8)]
+                },
+                Item::Resource {
+                    node: node(),
+                    sizes: vec![4096]
+                },
+                Item::Blob {
+                    node: node(),
+                    sizes: vec![8192, 4096]
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn mistakes_are_refused() {
+        for bad in [
+            "",
+            "--threads 0 /dev/x:1:1",
+            "--signals x /dev/x:1:1",
+            "/dev/x:zz:1",
+            "dumb:/dev/x:64x64",
+            "syncobj-wait:/dev/x:3",
+        ] {
+            assert!(parse(args(bad)).is_err(), "{bad:?}");
+        }
+    }
+}
