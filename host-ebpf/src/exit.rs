@@ -7,7 +7,8 @@
 //! kernel runs it again with the same arguments after the handler (or
 //! userspace, given EINTR, retries it, as libdrm does). It is one call: its
 //! time so far counts, it is not a failure, and its record stays for the
-//! restart to continue.
+//! restart to continue. If the thread's next counted call is another one,
+//! the interrupted call was given up (EINTR): it is concluded as failed.
 //!
 //! SPDX-License-Identifier: GPL-2.0-only
 
@@ -71,7 +72,15 @@ fn finish(ret: i64) {
             0
         }),
     };
-    measure(call.key, u64::from(ret < 0), ns, bytes);
+    conclude(&call, u64::from(ret < 0), ns, bytes);
+}
+
+/// Adds a call's last run to its counter and its whole time to the
+/// histogram: `failed` (0 or 1), the run's `ns` and the `bytes` it
+/// allocated.
+#[inline(always)]
+pub fn conclude(call: &Inflight, failed: u64, ns: u64, bytes: u64) {
+    measure(call.key, failed, ns, bytes);
     record_duration(call.key.dev, call.kind, call.earlier_ns + ns);
 }
 

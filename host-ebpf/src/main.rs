@@ -93,7 +93,12 @@ fn enter(call: &filter::Call, nr: u32, entry: &IoctlEntry) {
         {
             earlier_ns = previous.earlier_ns;
         }
-        Some(previous) if previous.restarting != 0 => count(key),
+        // The interrupted call was not run again: the caller got EINTR
+        // and moved on. It failed.
+        Some(previous) if previous.restarting != 0 => {
+            exit::conclude(previous, 1, 0, 0);
+            count(key);
+        }
         // The exit of this thread's previous call never ran.
         Some(_) => {
             lose(Loss::Unmeasured);

@@ -8,14 +8,20 @@
 //!   event per counted call, submitted with a wakeup and read here, as a
 //!   per-event agent would, one by one. It filters with the agent's pinned
 //!   DEVICES and IOCTLS maps, so run the agent once first to fill them.
+//! - `table-hash` and `table-array`: the ioctl table looked up as the
+//!   counting program does (two hashes, the agent's pinned maps) and as an
+//!   array of 256 numbers per vendor (filled here from the same maps),
+//!   returning after the lookups: what the table's shape costs.
 //!
-//! `hook_variant empty|per-event fentry|kprobe|kprobe-multi [PIN_DIR]` (as
+//! `hook_variant VARIANT fentry|kprobe|kprobe-multi [PIN_DIR]` (as
 //! root; fentry goes through the `drm` module's BTF, as on Debian's
 //! kernels; kprobe-multi runs the kprobe program through an fprobe; PIN_DIR
 //! is the agent's `--pin-path`, /sys/fs/bpf/kubenpu by default). On exit it
 //! prints the events it read.
 
 use std::{
+    borrow::Cow,
+    collections::BTreeMap,
     io::Read as _,
     os::fd::{AsFd as _, AsRawFd as _, OwnedFd},
     path::{Path, PathBuf},
@@ -25,36 +31,38 @@ use std::{
     },
 };
 
-use std::borrow::Cow;
-
 use aya::{
     Ebpf, EbpfLoader,
-    maps::RingBuf,
+    maps::{Array, HashMap, MapData, RingBuf},
     programs::{FEntry, FExit, KProbe, links::FdLink},
 };
 use kubenpu::{
     probe::{Btf, Side, VMLINUX_BTF, link_kprobe_multi, load_kprobe_multi, load_on_module},
-    program::{FLOOR_OBJECT, PER_EVENT_OBJECT},
+    program::{FLOOR_OBJECT, PER_EVENT_OBJECT, TABLE_OBJECT},
 };
-use kubenpu_ebpf::global;
+use kubenpu_ebpf::{IoctlEntry, IoctlKey, global, map};
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [variant, hook, rest @ ..] = &args[..] else {
-        anyhow::bail!("usage: hook_variant empty|per-event fentry|kprobe|kprobe-multi [PIN_DIR]");
+        anyhow::bail!(
+            "usage: hook_variant empty|per-event|table-hash|table-array fentry|kprobe|kprobe-multi [PIN_DIR]"
+        );
     };
     let pin_dir = PathBuf::from(rest.first().map_or("/sys/fs/bpf/kubenpu", String::as_str));
     let vmlinux = Btf::from_file(Path::new(VMLINUX_BTF), None)?;
     let (object, prefix) = match variant.as_str() {
         "empty" => (FLOOR_OBJECT, "kubenpu_floor"),
         "per-event" => (PER_EVENT_OBJECT, "kubenpu_per_event"),
-        other => {
-            anyhow::bail!("hook_variant: unknown variant {other:?}: choose empty or per-event")
-        }
+        "table-hash" => (TABLE_OBJECT, "kubenpu_table_hash"),
+        "table-array" => (TABLE_OBJECT, "kubenpu_table_array"),
+        other => anyhow::bail!(
+            "hook_variant: unknown variant {other:?}: choose empty, per-event, table-hash or table-array"
+        ),
     };
     let mut loader = EbpfLoader::new();
     let (f_inode, i_rdev);
-    if variant == "per-event" {
+    if variant != "empty" {
         f_inode = vmlinux
             .member_offset("file", "f_inode")
             .map_err(anyhow::Error::msg)?;
@@ -67,6 +75,9 @@ fn main() -> anyhow::Result<()> {
             .default_map_pin_directory(pin_dir.join("maps"));
     }
     let mut ebpf = loader.load(object)?;
+    if variant == "table-array" {
+        fill_array_table(&mut ebpf)?;
+    }
     let _attached = attach(&mut ebpf, object, prefix, hook, &vmlinux)?;
     eprintln!("hook_variant: {variant} {hook} program attached; close stdin to detach");
 
@@ -161,6 +172,43 @@ fn attach_one(
             Attached::Link(program.take_link(id)?.into())
         }
     })
+}
+
+/// ARRAY_DEVICES and ARRAY_IOCTLS from the agent's DEVICES and IOCTLS:
+/// each vendor slot gets an index, its 256 numbers a row of the array.
+fn fill_array_table(ebpf: &mut Ebpf) -> anyhow::Result<()> {
+    let devices: HashMap<&MapData, u32, u32> = HashMap::try_from(
+        ebpf.map(map::DEVICES)
+            .ok_or_else(|| anyhow::anyhow!("no DEVICES"))?,
+    )?;
+    let slots: Vec<(u32, u32)> = devices.iter().collect::<Result<_, _>>()?;
+    let ioctls: HashMap<&MapData, IoctlKey, IoctlEntry> = HashMap::try_from(
+        ebpf.map(map::IOCTLS)
+            .ok_or_else(|| anyhow::anyhow!("no IOCTLS"))?,
+    )?;
+    let entries: Vec<(IoctlKey, IoctlEntry)> = ioctls.iter().collect::<Result<_, _>>()?;
+    let mut index: BTreeMap<u32, u32> = BTreeMap::new();
+    for (_, slot) in &slots {
+        let next = index.len() as u32;
+        index.entry(*slot).or_insert(next);
+    }
+    let mut array: Array<&mut MapData, IoctlEntry> = Array::try_from(
+        ebpf.map_mut("ARRAY_IOCTLS")
+            .ok_or_else(|| anyhow::anyhow!("no ARRAY_IOCTLS"))?,
+    )?;
+    for (key, entry) in entries {
+        if let Some(&i) = index.get(&key.vendor_slot) {
+            array.set(i * 256 + key.nr, entry, 0)?;
+        }
+    }
+    let mut array_devices: HashMap<&mut MapData, u32, u32> = HashMap::try_from(
+        ebpf.map_mut("ARRAY_DEVICES")
+            .ok_or_else(|| anyhow::anyhow!("no ARRAY_DEVICES"))?,
+    )?;
+    for (dev, slot) in slots {
+        array_devices.insert(dev, index[&slot], 0)?;
+    }
+    Ok(())
 }
 
 /// Waits for the kernel's wakeups and counts every event, until `done`.

@@ -15,6 +15,11 @@ pub static FLOOR_OBJECT: &[u8] =
 pub static PER_EVENT_OBJECT: &[u8] =
     aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/kubenpu-per-event"));
 
+/// For benchmarks: the ioctl table looked up as a hash (the counting
+/// program's filter) and as an array, and nothing else.
+pub static TABLE_OBJECT: &[u8] =
+    aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/kubenpu-table"));
+
 #[cfg(test)]
 mod tests {
     use super::OBJECT;

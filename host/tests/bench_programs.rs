@@ -1,8 +1,8 @@
 //! The benchmarks' yardsticks are what they claim to be (BENCHMARKS.md
 //! compares the counting program with them): on every hook, the per-event
 //! variant filters exactly as the agent does and its reader receives one
-//! event per counted call, and the empty pair (entry and exit) runs once
-//! per call.
+//! event per counted call, the empty pair (entry and exit) runs once per
+//! call, and so do the table variants' lookups.
 
 mod support;
 
@@ -22,13 +22,14 @@ fn the_per_event_variant_sees_every_counted_call_and_nothing_else() {
          for i in $(seq 50); do [ -z \"$(prog_stats)\" ] && break; sleep 0.1; done
          [ -z \"$(prog_stats)\" ] || fail \"the agent's program is still loaded\"
          for hook in fentry kprobe kprobe-multi; do
-           for variant in per-event empty; do
+           for variant in per-event empty table-hash table-array; do
              rm -f /tmp/in; mkfifo /tmp/in
              hook_variant $variant $hook < /tmp/in > /shared/$variant.$hook 2> /tmp/err &
              HOLD=$!
              exec 3> /tmp/in
-             for i in $(seq 100); do [ -n \"$(prog_stats)\" ] && break; sleep 0.1; done
-             [ -n \"$(prog_stats)\" ] || fail \"hook_variant $variant $hook: $(cat /tmp/err)\"
+             # Attached (loaded is not enough: the entry side links last).
+             for i in $(seq 100); do grep -q attached /tmp/err && break; sleep 0.1; done
+             grep -q attached /tmp/err || fail \"hook_variant $variant $hook: $(cat /tmp/err)\"
              kubenpu-workload $VIRTIO_RENDER:0x48:3000 $VGEM_CARD:0x41:700 $VIRTIO_RENDER:0x43:500 $BOCHS:0xb2:400 > /dev/null
              prog_stats > /shared/$variant.$hook.runs
              exec 3>&-
@@ -50,9 +51,26 @@ fn the_per_event_variant_sees_every_counted_call_and_nothing_else() {
         // processes may add a few of their own).
         let runs = results.file(&format!("empty.{hook}.runs"));
         assert_eq!(runs.lines().count(), 2, "{hook}: the empty pair:\n{runs}");
-        for line in runs.lines() {
-            let count: u64 = line.split(' ').nth(1).unwrap().parse().unwrap();
-            assert!(count >= 4600, "{hook}: {line}");
+        // The table variants: the filter's lookups alone, on entry.
+        for table in ["table-hash", "table-array"] {
+            assert_eq!(results.file(&format!("{table}.{hook}")).trim(), "events: 0");
+            let table_runs = results.file(&format!("{table}.{hook}.runs"));
+            assert_eq!(
+                table_runs.lines().count(),
+                1,
+                "{hook} {table}:\n{table_runs}"
+            );
+            assert_runs(&table_runs, hook);
         }
+        assert_runs(&runs, hook);
+    }
+}
+
+/// Every program in `prog_stats` lines ran once per call of the workload
+/// (other processes may add a few of their own).
+fn assert_runs(stats: &str, hook: &str) {
+    for line in stats.lines() {
+        let count: u64 = line.split(' ').nth(1).unwrap().parse().unwrap();
+        assert!(count >= 4600, "{hook}: {line}");
     }
 }

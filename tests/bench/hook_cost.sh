@@ -6,7 +6,8 @@
 # program; the empty pair (the floor: an entry and an exit program that
 # return at once); kubenpu (the agent's counting and measuring programs);
 # per-event (one ring-buffer event per counted call, on entry only, read by
-# a waiting reader). Cases: filtered (a DRM
+# a waiting reader); table-hash and table-array (the filter's lookups alone,
+# with the ioctl table as the agent's hashes or as an array). Cases: filtered (a DRM
 # device no vendor claims), untracked (a claimed device, an ioctl its
 # vendor does not count), counted. One line a measurement:
 #   cost ROUND HOOK VARIANT CASE RUN_NS WALL_NS
@@ -49,7 +50,8 @@ hold() {
   hook_variant "$1" "$2" < /tmp/hold-in > /tmp/hold-out 2> /tmp/hold-err &
   HOLD=$!
   exec 3> /tmp/hold-in
-  for i in $(seq 100); do [ -n "$(prog_stats)" ] && return; sleep 0.1; done
+  # Attached, not just loaded: the entry side links last.
+  for i in $(seq 100); do grep -q attached /tmp/hold-err && return; sleep 0.1; done
   cat /tmp/hold-err
   fail "hook_variant $1 $2 did not attach"
 }
@@ -88,6 +90,12 @@ for round in $(seq "$ROUNDS"); do
     release
     # Every counted call became an event the reader got.
     echo "events $round $hook $(sed 's/events: //' /tmp/hold-out) $((N + 1000))"
+    # The ioctl table's shape: the same lookups, as hashes and as an array.
+    for table in table-hash table-array; do
+      hold $table $hook
+      measure "$round" $hook $table
+      release
+    done
   done
 done
 kubenpu-agent --cleanup > /dev/null 2>&1

@@ -37,11 +37,18 @@ fn number(word: &str) -> Result<f64> {
 }
 
 const HOOKS: [&str; 3] = ["kprobe-multi", "kprobe", "fentry"];
-const VARIANTS: [&str; 4] = ["none", "empty", "kubenpu", "per-event"];
+const VARIANTS: [&str; 6] = [
+    "none",
+    "empty",
+    "kubenpu",
+    "per-event",
+    "table-hash",
+    "table-array",
+];
 const CASES: [&str; 3] = ["filtered", "untracked", "counted"];
 
-/// Run time per program run and wall time per call, per hook, variant and
-/// case; then the ratios of the targets.
+/// Run time per call (the entry and exit programs together) and wall time
+/// per call, per hook, variant and case; then the ratios of the targets.
 pub fn hooks(text: &str) -> Result<String> {
     // (hook, variant, case) -> (run ns, wall ns)
     let mut cost: BTreeMap<(&str, &str, &str), (Samples, Samples)> = BTreeMap::new();
@@ -58,7 +65,7 @@ pub fn hooks(text: &str) -> Result<String> {
     }
     let mut out = String::from("### Cost per `drm_ioctl` call\n\n");
     out.push_str("Median (min–max) over the rounds, in ns.\n\n");
-    out.push_str("| hook | program | call | run time per run | wall time per call |\n|---|---|---|---:|---:|\n");
+    out.push_str("| hook | program | call | run time per call | wall time per call |\n|---|---|---|---:|---:|\n");
     for (hook, variant) in std::iter::once(("none", "none")).chain(
         HOOKS
             .iter()
@@ -81,7 +88,7 @@ pub fn hooks(text: &str) -> Result<String> {
             .unwrap_or(f64::NAN)
     };
     out.push_str("\n### Ratios (of medians)\n\n");
-    out.push_str("Run time is the program alone (`bpf_stats`); wall time includes the hook's dispatch and the ioctl itself.\n\n");
+    out.push_str("Run time is the programs alone, entry and exit (`bpf_stats`); wall time includes the hook's dispatch and the ioctl itself. \"empty\" is the empty pair; the per-event variant has an entry program only.\n\n");
     out.push_str("| hook | measure | counted ÷ empty | counted ÷ per-event | filtered ÷ empty |\n|---|---|---:|---:|---:|\n");
     for hook in HOOKS {
         for (label, wall) in [("run time", false), ("wall time", true)] {
@@ -101,6 +108,24 @@ pub fn hooks(text: &str) -> Result<String> {
                     median(hook, "kubenpu", "filtered", wall),
                     median(hook, "empty", "filtered", wall)
                 ),
+            )?;
+        }
+    }
+    out.push_str("\n### The ioctl table: an array against the hash\n\n");
+    out.push_str(
+        "The filter's lookups alone (DEVICES, then the ioctl table), run time per call.\n\n",
+    );
+    out.push_str("| hook | call | hash | array | array ÷ hash |\n|---|---|---:|---:|---:|\n");
+    for hook in HOOKS {
+        for case in ["untracked", "counted"] {
+            let (hash, array) = (
+                median(hook, "table-hash", case, false),
+                median(hook, "table-array", case, false),
+            );
+            writeln!(
+                out,
+                "| {hook} | {case} | {hash:.0} | {array:.0} | {:.2} |",
+                array / hash
             )?;
         }
     }

@@ -15,7 +15,7 @@ fn path(relative: &str) -> String {
 fn alert_rules_parse_and_pass_their_unit_tests() {
     let rules = path("helm/files/kubenpu.rules.yaml");
     let out = promtool(&["check", "rules", &rules]).unwrap();
-    assert!(out.contains("SUCCESS: 4 rules found"), "{out}");
+    assert!(out.contains("SUCCESS: 5 rules found"), "{out}");
     assert_exported(&std::fs::read_to_string(&rules).unwrap());
     let tests = format!("{}/alerts.test.yaml", env!("CARGO_MANIFEST_DIR"));
     let out = promtool(&["test", "rules", &tests]).unwrap();
@@ -45,7 +45,7 @@ fn every_dashboard_query_is_valid_promql_over_the_agents_metrics() {
             queries.push(expr);
         }
     }
-    assert_eq!(queries.len(), 5);
+    assert_eq!(queries.len(), 10);
     for expr in &queries {
         assert_exported(expr);
     }
@@ -66,7 +66,7 @@ fn every_dashboard_query_is_valid_promql_over_the_agents_metrics() {
     let groups = serde_json::json!({"groups": [{"name": "dashboard", "rules": rules}]});
     std::fs::write(file.path(), groups.to_string()).unwrap();
     let out = promtool(&["check", "rules", &file.path().display().to_string()]).unwrap();
-    assert!(out.contains("SUCCESS: 5 rules found"), "{out}");
+    assert!(out.contains("SUCCESS: 10 rules found"), "{out}");
 }
 
 /// `text` names metrics of the agent's, and only ones it exports.
@@ -86,7 +86,7 @@ fn assert_exported(text: &str) {
 }
 
 /// The metric names the agent's own exposition declares (`# TYPE` lines,
-/// counters with their `_total`).
+/// counters with their `_total`, histograms with their series).
 fn exported_families() -> BTreeSet<String> {
     let text = kubenpu::metrics::render(
         kubenpu::metrics::Snapshot::default(),
@@ -94,12 +94,16 @@ fn exported_families() -> BTreeSet<String> {
     );
     text.lines()
         .filter_map(|line| line.strip_prefix("# TYPE "))
-        .map(|rest| {
+        .flat_map(|rest| {
             let mut words = rest.split(' ');
             let (name, kind) = (words.next().unwrap(), words.next().unwrap());
             match kind {
-                "counter" if !name.ends_with("_total") => format!("{name}_total"),
-                _ => name.to_owned(),
+                "counter" if !name.ends_with("_total") => vec![format!("{name}_total")],
+                "histogram" => ["bucket", "sum", "count"]
+                    .iter()
+                    .map(|series| format!("{name}_{series}"))
+                    .collect(),
+                _ => vec![name.to_owned()],
             }
         })
         .collect()
