@@ -28,7 +28,7 @@ fn the_per_event_variant_sees_every_counted_call_and_nothing_else() {
              HOLD=$!
              exec 3> /tmp/in
              # Attached (loaded is not enough: the entry side links last).
-             for i in $(seq 100); do grep -q attached /tmp/err && break; sleep 0.1; done
+             for i in $(seq 600); do grep -q attached /tmp/err && break; sleep 0.1; done
              grep -q attached /tmp/err || fail \"hook_variant $variant $hook: $(cat /tmp/err)\"
              kubenpu-workload $VIRTIO_RENDER:0x48:3000 $VGEM_CARD:0x41:700 $VIRTIO_RENDER:0x43:500 $BOCHS:0xb2:400 > /dev/null
              prog_stats > /shared/$variant.$hook.runs

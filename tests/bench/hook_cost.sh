@@ -51,7 +51,7 @@ hold() {
   HOLD=$!
   exec 3> /tmp/hold-in
   # Attached, not just loaded: the entry side links last.
-  for i in $(seq 100); do grep -q attached /tmp/hold-err && return; sleep 0.1; done
+  for i in $(seq 600); do grep -q attached /tmp/hold-err && return; sleep 0.1; done
   cat /tmp/hold-err
   fail "hook_variant $1 $2 did not attach"
 }
