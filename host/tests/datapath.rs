@@ -85,7 +85,8 @@ const CALLS_PER_THREAD: u64 = 2500;
 
 /// Eight threads on two vCPUs share one fd in one cgroup, under each hook
 /// the kernel offers: every call is counted or counted as dropped, and
-/// under `auto` every call is counted. fentry's skips (on kernels that
+/// under `auto` every call is counted (on sid: save rare skips the kernel
+/// counts as recursion, see below). fentry's skips (on kernels that
 /// preempt kernel code) show as `recursion` losses, never silently.
 fn every_thread_is_counted_under_every_hook(kernel: Kernel) {
     // Debian's 6.1 has no fprobe (CONFIG_FPROBE), so no kprobe.multi.
@@ -135,13 +136,24 @@ fn every_thread_is_counted_under_every_hook(kernel: Kernel) {
             issued,
             "{kernel} --hook {hook}: every call is counted or dropped by reason ({losses:?})"
         );
-        if *hook != "fentry" {
+        // With its return link beside it, a kprobe.multi entry on 7.x
+        // (fprobe on the function-graph tracer, 6.14+) was seen skipped by
+        // the kernel, rarely and only on a loaded host (148 of 20,000 once,
+        // 0 in every run alone): counted as recursion, never silently.
+        // (Debian's sid; 6.1 has no fprobe, 6.12's runs on rethook.)
+        let may_skip = *hook == "fentry"
+            || (kernel == Kernel::Sid && matches!(*hook, "auto" | "kprobe-multi"));
+        if !may_skip {
             assert_eq!(dropped, 0, "{kernel} --hook {hook}: {losses:?}");
         }
+        assert_eq!(
+            dropped, losses["recursion"],
+            "{kernel} --hook {hook}: {losses:?}"
+        );
     }
     let auto = results.log_lines("hook kprobe");
     assert!(
-        auto[0].contains("runs with preemption disabled, so no call is skipped"),
+        auto[0].contains("runs with preemption disabled"),
         "{auto:?}"
     );
 }

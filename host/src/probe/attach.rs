@@ -80,12 +80,15 @@ impl Hook {
         }
     }
 
-    /// The `link_type` a link of this hook shows in its fdinfo.
-    fn link_type(self) -> &'static str {
-        match self {
-            Hook::Fentry | Hook::FentryModule => "tracing",
-            Hook::Kprobe => "perf",
-            Hook::KprobeMulti => "kprobe_multi",
+    /// The `link_type`s a link of this hook's `side` may show in its
+    /// fdinfo: newer kernels (7.x) name a kprobe.multi return link
+    /// `kretprobe_multi`, older ones `kprobe_multi` like the entry's.
+    fn link_types(self, side: Side) -> &'static [&'static str] {
+        match (self, side) {
+            (Hook::Fentry | Hook::FentryModule, _) => &["tracing"],
+            (Hook::Kprobe, _) => &["perf"],
+            (Hook::KprobeMulti, Side::Entry) => &["kprobe_multi"],
+            (Hook::KprobeMulti, Side::Exit) => &["kretprobe_multi", "kprobe_multi"],
         }
     }
 
@@ -93,7 +96,7 @@ impl Hook {
     fn exactness(self) -> &'static str {
         match self {
             Hook::Kprobe | Hook::KprobeMulti => {
-                "runs with preemption disabled, so no call is skipped"
+                "runs with preemption disabled, so no call is skipped but where the kernel is already running a BPF program on that CPU (counted as recursion losses)"
             }
             Hook::Fentry | Hook::FentryModule => {
                 "skips calls while a preempted thread is inside it on the same CPU; they are counted as recursion losses"
@@ -228,7 +231,10 @@ fn runs_pinned(pin_dir: &Path, hook: Hook, side: Side, tag: u64) -> bool {
     let link = syscall::pinned_link(&pins::link_path(pin_dir, side));
     matches!(
         (link, program),
-        (Ok(link), Ok(program)) if link.link_type == hook.link_type() && link.tag == tag && program.tag == tag
+        (Ok(link), Ok(program))
+            if hook.link_types(side).contains(&link.link_type.as_str())
+                && link.tag == tag
+                && program.tag == tag
     )
 }
 
