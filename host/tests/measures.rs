@@ -7,7 +7,7 @@
 #[macro_use]
 mod support;
 
-use std::{collections::BTreeMap, time::Duration};
+use std::collections::BTreeMap;
 
 use kubenpu_vm::Kernel;
 use serde_json::Value;
@@ -32,8 +32,7 @@ const TIMEOUT_MS: u64 = 20;
 /// is one series: its calls, failures and seconds must be the workload's.
 fn waits_in_a_pod_are_timed_and_fail_as_timeouts(kernel: Kernel) {
     let dir = tempfile::tempdir().unwrap();
-    let vm = support::guest::with_containerd(support::guest::vm(kernel, dir.path()))
-        .timeout(Duration::from_secs(600));
+    let vm = support::guest::with_containerd(support::guest::vm(kernel, dir.path()));
     let wait = |flags: &str, name: &str| {
         format!(
             "{name}=kubenpu-workload {flags} syncobj-wait:$VIRTIO_RENDER:{WAITS}:{TIMEOUT_MS} > /out/{name}.json"

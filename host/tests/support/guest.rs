@@ -102,9 +102,12 @@ pub fn run_with(kernel: Kernel, amend: impl FnOnce(Vm) -> Vm, script: &str) -> R
 
 /// A VM booting `kernel` with virtio-gpu and vgem, the agent, kubenpuctl,
 /// the workload and the guest helpers (`/drm.sh`, `/agent.sh`), sharing
-/// `shared` at /shared.
+/// `shared` at /shared, with ten minutes to finish.
 pub fn vm(kernel: Kernel, shared: &Path) -> Vm {
     Vm::new(kernel)
+        // Under TCG, beside the other tests of a run, a guest script can
+        // take several times what it takes alone.
+        .timeout(std::time::Duration::from_secs(600))
         .binary(env!("CARGO_BIN_EXE_kubenpu-agent"))
         .binary(env!("CARGO_BIN_EXE_kubenpuctl"))
         .binary(workload())
