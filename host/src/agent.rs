@@ -330,13 +330,13 @@ impl Agent {
     /// Notes the cgroups that are gone, merges the counters of an owner's
     /// gone cgroups into one, and removes those whose grace is over.
     fn sweep(&mut self) {
-        let outcome = self.probe.counts();
-        let Some(reading) = self.faults.check("sweep", outcome, log_line) else {
+        let outcome = self.probe.counters();
+        let Some(counters) = self.faults.check("sweep", outcome, log_line) else {
             return;
         };
         let probe = &self.probe;
         let sweep = self.usage.sweep(
-            &reading.counters,
+            &counters,
             |id| probe.cgroup_path(id),
             Instant::now(),
             clock::boottime(),

@@ -57,10 +57,23 @@ fn a_thousand_short_lived_cgroups_leave_nothing_behind() {
         ),
     );
     let (counts, losses) = results.counts("final");
-    assert!(losses.values().all(|&n| n == 0), "{losses:?}");
+    // On a kernel that preempts kernel code (sid), a kprobe-type program
+    // is skipped while the agent's own bpf(2) map access on that CPU holds
+    // the kernel's per-CPU `bpf_prog_active` and is preempted: such calls
+    // are counted as recursion, never silently, and nothing else is lost.
+    let skipped = losses["recursion"];
+    assert!(
+        losses
+            .iter()
+            .all(|(reason, &n)| n == 0 || reason == "recursion"),
+        "{losses:?}"
+    );
     let root = results.expected("final", &["-"]);
     let ((_, device, nr), &root_calls) = root.iter().next().unwrap();
-    assert_eq!(root_calls, 10);
+    assert!(
+        root_calls <= 10 && root_calls + skipped >= 10,
+        "{root_calls}"
+    );
     let churned = 3 * (WARM_UP + CHURN);
     let merged: Vec<u64> = counts
         .iter()
@@ -68,9 +81,14 @@ fn a_thousand_short_lived_cgroups_leave_nothing_behind() {
         .map(|(_, &calls)| calls)
         .collect();
     assert_eq!(
-        merged,
-        [churned],
+        merged.len(),
+        1,
         "one merged counter holds every gone cgroup's calls"
+    );
+    assert_eq!(
+        root_calls + merged[0] + skipped,
+        10 + churned,
+        "every call counted, or counted as skipped: {losses:?}"
     );
     assert_eq!(counts.len(), 2, "{counts:?}");
 
@@ -83,7 +101,11 @@ fn a_thousand_short_lived_cgroups_leave_nothing_behind() {
         })
         .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
         .sum();
-    assert_eq!(exported, root_calls + churned, "{metrics}");
+    assert_eq!(exported, root_calls + merged[0], "{metrics}");
+    eprintln!(
+        "{} calls counted, {skipped} skipped by the kernel",
+        root_calls + merged[0]
+    );
 
     let rss: Vec<u64> = results
         .file("rss")

@@ -228,6 +228,18 @@ impl Probe {
         read::live(&self.ebpf, &self.config.pin_dir)
     }
 
+    /// The counters alone, for a sweep: every map read from userspace
+    /// briefly keeps the kernel's kprobe programs off its CPU (the kernel
+    /// holds `bpf_prog_active` while it copies), so a sweep reads no more
+    /// than it needs.
+    pub fn counters(&self) -> Result<Vec<Counter>, ProbeError> {
+        let map = self
+            .ebpf
+            .map(kubenpu_ebpf::map::COUNTS)
+            .ok_or_else(|| ProbeError::Other("no COUNTS map".into()))?;
+        sum_counts(map)
+    }
+
     /// Every cgroup's owner as recorded in the pinned OWNERS map.
     pub fn owners(&self) -> Result<Vec<(u64, kubenpu_ebpf::OwnerRecord)>, ProbeError> {
         owners::all(&self.ebpf)
