@@ -32,6 +32,7 @@ use crate::{
     device_table::DeviceTable,
     discovery::{self, Roots},
     faults::Faults,
+    fdinfo,
     metrics::{DeviceInfo, PluginInfo, Snapshot},
     plugins::{PluginHost, Vendors, Watcher},
     probe::{self, Probe},
@@ -105,6 +106,9 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
         asks,
         cri_up: false,
         faults: Faults::default(),
+        fdinfo: config
+            .fdinfo
+            .then(|| fdinfo::Reader::new(config.proc_root.clone())),
     };
     agent.restore();
     agent.reinstall();
@@ -126,12 +130,16 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
     let mut interrupt = unix::signal(unix::SignalKind::interrupt())?;
     let mut rescan = time::interval(config.rescan_interval);
     let mut drain = time::interval(config.drain_interval);
-    for timer in [&mut rescan, &mut drain] {
+    let mut fdinfo_tick = time::interval(config.fdinfo_interval);
+    for timer in [&mut rescan, &mut drain, &mut fdinfo_tick] {
         timer.set_missed_tick_behavior(time::MissedTickBehavior::Delay);
     }
     // Devices found by a rescan, and whether one is under way.
     let (found_tx, mut found_rx) = mpsc::channel(1);
     let mut scanning = false;
+    // The fdinfo reader's scans, run on a blocking thread one at a time.
+    let (scanned_tx, mut scanned_rx) = mpsc::channel(1);
+    let mut reading_fdinfo = false;
     ready.store(true, Ordering::Release);
     info!(
         "ready: counting on {} device(s), serving /metrics on {}",
@@ -161,6 +169,16 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
                     tokio::task::spawn_blocking(move || {
                         let _ = found.blocking_send(discovery::discover(&roots).devices);
                     });
+                }
+            }
+            _ = fdinfo_tick.tick(), if agent.fdinfo.is_some() && !reading_fdinfo => {
+                reading_fdinfo = true;
+                agent.read_fdinfo(scanned_tx.clone());
+            }
+            Some((scan, took)) = scanned_rx.recv() => {
+                reading_fdinfo = false;
+                if let Some(reader) = &mut agent.fdinfo {
+                    reader.take(scan, took, clock::boottime());
                 }
             }
             Some(devices) = found_rx.recv() => {
@@ -207,6 +225,8 @@ struct Agent {
     cri_up: bool,
     /// Errors met after start-up, which the agent goes on from.
     faults: Faults,
+    /// The fdinfo reader, with `--fdinfo`.
+    fdinfo: Option<fdinfo::Reader>,
 }
 
 impl Agent {
@@ -256,6 +276,33 @@ impl Agent {
                 self.probe.hook_reason()
             );
         }
+    }
+
+    /// Scans the counted cgroups' DRM clients on a blocking thread; the
+    /// scan and its duration arrive on `done`.
+    fn read_fdinfo(&self, done: mpsc::Sender<(fdinfo::Scan, Duration)>) {
+        let Some(reader) = &self.fdinfo else {
+            return;
+        };
+        let mut targets = fdinfo::Targets {
+            cgroups: self.usage.attributor.live(),
+            ..fdinfo::Targets::default()
+        };
+        for (device, vendor) in self.table.claimed() {
+            let labels = fdinfo::DeviceLabels {
+                device: device.name.as_str().into(),
+                vendor: vendor.name().into(),
+            };
+            for node in &device.nodes {
+                targets.devices.insert(node.dev, labels.clone());
+            }
+        }
+        let proc_root = reader.proc_root().to_owned();
+        tokio::task::spawn_blocking(move || {
+            let start = Instant::now();
+            let scan = fdinfo::scan(&proc_root, &targets);
+            let _ = done.blocking_send((scan, start.elapsed()));
+        });
     }
 
     /// Takes the kernel's new-key notes: a new cgroup is named at once.
@@ -350,12 +397,18 @@ impl Agent {
             let outcome = self.probe.merge_cgroup(from, into);
             if self.faults.check("sweep", outcome, log_line).is_some() {
                 done.push(from);
+                if let Some(reader) = &mut self.fdinfo {
+                    reader.merge(from, into);
+                }
             }
         }
         for &id in &sweep.expired {
             let outcome = self.probe.remove_cgroup(id);
             if self.faults.check("sweep", outcome, log_line).is_some() {
                 done.push(id);
+                if let Some(reader) = &mut self.fdinfo {
+                    reader.remove(id);
+                }
             }
         }
         if !done.is_empty() {
@@ -384,6 +437,10 @@ impl Agent {
             hook: self.probe.hook().as_str(),
             cri_up: self.cri_up,
             errors: self.faults.counts(),
+            fdinfo: self
+                .fdinfo
+                .as_ref()
+                .map(|reader| reader.view(|id| self.usage.owner(id))),
         })
     }
 }

@@ -75,6 +75,19 @@ pub struct AgentConfig {
     /// Where /metrics, /healthz, /readyz and /api/v1/usage are served.
     #[arg(long, default_value = "0.0.0.0:8080")]
     pub listen: std::net::SocketAddr,
+    /// Also read engine time and device memory per pod from DRM fdinfo,
+    /// for the drivers that publish them (i915, xe, amdgpu, msm, panfrost,
+    /// panthor, v3d, etnaviv, ivpu, amdxdna). Needs the host's /proc and
+    /// pid namespace, and CAP_SYS_PTRACE for other users' processes.
+    #[arg(long)]
+    pub fdinfo: bool,
+    /// How often the fdinfo reader visits the processes of the counted
+    /// cgroups.
+    #[arg(long, default_value = "10s", value_parser = parse_interval)]
+    pub fdinfo_interval: Duration,
+    /// The /proc the fdinfo reader visits.
+    #[arg(long, default_value = "/proc")]
+    pub proc_root: PathBuf,
     /// Leave out calls by processes outside pods (by default they are
     /// counted with empty pod, namespace and container labels).
     #[arg(long)]
@@ -172,7 +185,12 @@ mod tests {
 
     #[test]
     fn zero_and_overflowing_durations_are_refused() {
-        for flag in ["--drain-interval", "--rescan-interval", "--cri-timeout"] {
+        for flag in [
+            "--drain-interval",
+            "--rescan-interval",
+            "--cri-timeout",
+            "--fdinfo-interval",
+        ] {
             let text = error(&[flag, "0ms"]);
             assert!(text.contains("is zero: give a duration above 0"), "{text}");
         }

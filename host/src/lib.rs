@@ -4,7 +4,8 @@
 //! [`plugins`] the vendors; [`device_table`] joins them into the table the
 //! kernel program's maps are filled from; the embedded [`program`] counts
 //! the ioctls that table selects; [`attribution`] names the pod behind each
-//! cgroup and [`usage`] folds the counts per pod.
+//! cgroup and [`usage`] folds the counts per pod; [`fdinfo`] adds, where
+//! drivers publish them, engine time and memory per pod.
 
 pub mod agent;
 pub mod attribution;
@@ -14,6 +15,7 @@ pub mod config;
 pub mod device_table;
 pub mod discovery;
 pub mod faults;
+pub mod fdinfo;
 pub mod http;
 pub mod logging;
 pub mod metrics;

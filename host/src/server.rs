@@ -25,7 +25,10 @@ use axum::{
 use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::metrics::{self, Format, Snapshot};
+use crate::{
+    attribution::Owner,
+    metrics::{self, Format, Snapshot},
+};
 
 /// A request for a snapshot, answered by the agent's loop.
 pub type Query = oneshot::Sender<Snapshot>;
@@ -39,9 +42,9 @@ struct Shared {
     ready: Arc<AtomicBool>,
 }
 
-/// One series in `/api/v1/usage`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct UsageRow {
+/// Who used which device, in each row of `/api/v1/usage`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Holder {
     /// The pod's namespace; empty outside pods.
     pub namespace: String,
     /// The pod; empty outside pods.
@@ -52,6 +55,26 @@ pub struct UsageRow {
     pub device: String,
     /// The vendor.
     pub vendor: String,
+}
+
+impl Holder {
+    fn new(owner: Owner, device: &str, vendor: &str) -> Self {
+        Self {
+            namespace: owner.namespace,
+            pod: owner.pod,
+            container: owner.container,
+            device: device.to_owned(),
+            vendor: vendor.to_owned(),
+        }
+    }
+}
+
+/// One series in `/api/v1/usage`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UsageRow {
+    /// Who, on which device.
+    #[serde(flatten)]
+    pub holder: Holder,
     /// submit, alloc or wait.
     pub kind: String,
     /// Calls so far.
@@ -67,11 +90,87 @@ pub struct UsageRow {
     pub bytes: u64,
 }
 
+/// Busy time of an engine class in `/api/v1/usage` (with `--fdinfo`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EngineRow {
+    /// Who, on which device.
+    #[serde(flatten)]
+    pub holder: Holder,
+    /// The engine class as the driver names it.
+    pub engine: String,
+    /// Seconds it was busy for the holder's clients.
+    pub seconds: f64,
+}
+
+/// Device memory in `/api/v1/usage` (with `--fdinfo`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoryRow {
+    /// Who, on which device.
+    #[serde(flatten)]
+    pub holder: Holder,
+    /// The region as the driver names it.
+    pub region: String,
+    /// total, shared, resident, active or purgeable.
+    pub state: String,
+    /// Bytes the holder's clients hold.
+    pub bytes: u64,
+}
+
 /// The body of `/api/v1/usage`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct UsageReport {
-    /// Every series.
+    /// Every series of ioctl counts.
     pub series: Vec<UsageRow>,
+    /// Engine busy time, where drivers publish it (absent from agents
+    /// before 0.2, and without `--fdinfo`).
+    #[serde(default)]
+    pub engines: Vec<EngineRow>,
+    /// Device memory, likewise.
+    #[serde(default)]
+    pub memory: Vec<MemoryRow>,
+}
+
+impl UsageReport {
+    /// The report of `snapshot`.
+    fn of(snapshot: Snapshot) -> Self {
+        let series = snapshot
+            .ioctls
+            .into_iter()
+            .map(|(series, totals)| UsageRow {
+                holder: Holder::new(series.owner, &series.device, &series.vendor),
+                kind: series.kind.as_str().to_owned(),
+                calls: totals.calls,
+                failed: totals.failed,
+                seconds: totals.ns as f64 / 1e9,
+                bytes: totals.bytes,
+            })
+            .collect();
+        let fdinfo = snapshot.fdinfo.unwrap_or_default();
+        let engines = fdinfo
+            .engines
+            .into_iter()
+            .map(|(s, seconds)| EngineRow {
+                holder: Holder::new(s.owner, &s.device.device, &s.device.vendor),
+                engine: s.engine,
+                seconds,
+            })
+            .collect();
+        let memory = fdinfo
+            .memory
+            .into_iter()
+            .map(|(s, bytes)| MemoryRow {
+                holder: Holder::new(s.owner, &s.device.device, &s.device.vendor),
+                region: s.region,
+                state: s.state.name().to_owned(),
+                bytes,
+            })
+            .collect();
+        Self {
+            series,
+            engines,
+            memory,
+        }
+    }
 }
 
 /// Binds `addr`, with the fix in the error.
@@ -140,25 +239,7 @@ async fn readyz(State(shared): State<Shared>) -> Response {
 
 async fn usage(State(shared): State<Shared>) -> Response {
     match snapshot(&shared).await {
-        Ok(snapshot) => Json(UsageReport {
-            series: snapshot
-                .ioctls
-                .into_iter()
-                .map(|(series, totals)| UsageRow {
-                    namespace: series.owner.namespace,
-                    pod: series.owner.pod,
-                    container: series.owner.container,
-                    device: series.device.to_string(),
-                    vendor: series.vendor.to_string(),
-                    kind: series.kind.as_str().to_owned(),
-                    calls: totals.calls,
-                    failed: totals.failed,
-                    seconds: totals.ns as f64 / 1e9,
-                    bytes: totals.bytes,
-                })
-                .collect(),
-        })
-        .into_response(),
+        Ok(snapshot) => Json(UsageReport::of(snapshot)).into_response(),
         Err(response) => response,
     }
 }

@@ -178,11 +178,16 @@ impl Usage {
     }
 
     fn series(&self, counter: &Counter) -> Option<Series> {
-        let owner = self.attributor.owner(counter.key.cgroup_id)?;
-        if owner.is_outside_pods() && !self.outside_pods {
-            return None;
-        }
+        let owner = self.owner(counter.key.cgroup_id)?;
         self.catalog.series(owner, counter.key.dev, counter.key.nr)
+    }
+
+    /// The owner of cgroup `id` as the metrics show it: `None` until it
+    /// is named, and for processes outside pods when those are left out.
+    pub fn owner(&self, id: u64) -> Option<&Owner> {
+        self.attributor
+            .owner(id)
+            .filter(|owner| self.outside_pods || !owner.is_outside_pods())
     }
 }
 

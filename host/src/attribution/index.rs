@@ -92,6 +92,12 @@ impl CgroupIndex {
         })
     }
 
+    /// Where cgroup `id` was last known to be, relative to the root,
+    /// without walking.
+    pub fn path(&self, id: u64) -> Option<&Path> {
+        self.paths.get(&id).map(PathBuf::as_path)
+    }
+
     /// Takes cgroup `id`'s path from elsewhere (the kernel's record), so
     /// it is known without a walk, and whether it still exists is one
     /// `stat` away.

@@ -184,6 +184,16 @@ impl Attributor {
         })
     }
 
+    /// The directories of the counted cgroups not known to be gone, where
+    /// their place is known.
+    pub fn live(&self) -> Vec<(u64, PathBuf)> {
+        self.cgroups
+            .iter()
+            .filter(|(_, c)| c.gone_at.is_none())
+            .filter_map(|(&id, _)| Some((id, self.index.root().join(self.index.path(id)?))))
+            .collect()
+    }
+
     /// The owner of cgroup `id`, once known.
     pub fn owner(&self, id: u64) -> Option<&Owner> {
         match &self.cgroups.get(&id)?.state {

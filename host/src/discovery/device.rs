@@ -46,6 +46,17 @@ impl DevNum {
             minor: dev & MAX_MINOR,
         }
     }
+
+    /// A major and minor number, if the kernel's `dev_t` can hold them.
+    pub fn new(major: u32, minor: u32) -> Option<Self> {
+        (major <= MAX_MAJOR && minor <= MAX_MINOR).then_some(Self { major, minor })
+    }
+
+    /// A device number as `stat(2)` gives it (`st_rdev`, userspace's
+    /// encoding).
+    pub fn from_st_rdev(rdev: u64) -> Option<Self> {
+        Self::new(libc::major(rdev), libc::minor(rdev))
+    }
 }
 
 impl fmt::Display for DevNum {
@@ -65,13 +76,11 @@ impl FromStr for DevNum {
             n.parse::<u32>()
                 .map_err(|_| format!("{s:?} is not MAJOR:MINOR"))
         };
-        let (major, minor) = (number(major)?, number(minor)?);
-        if major > MAX_MAJOR || minor > MAX_MINOR {
-            return Err(format!(
+        Self::new(number(major)?, number(minor)?).ok_or_else(|| {
+            format!(
                 "{s:?} is not a kernel device number (majors go to {MAX_MAJOR}, minors to {MAX_MINOR})"
-            ));
-        }
-        Ok(Self { major, minor })
+            )
+        })
     }
 }
 
@@ -161,5 +170,12 @@ mod tests {
             assert!(error.contains("not a kernel device number"), "{error}");
         }
         assert!("226".parse::<DevNum>().is_err());
+    }
+
+    #[test]
+    fn stat_device_numbers_are_read_in_userspace_encoding() {
+        let dev = DevNum::from_st_rdev(libc::makedev(226, 128)).unwrap();
+        assert_eq!(dev.to_string(), "226:128");
+        assert_eq!(DevNum::from_st_rdev(libc::makedev(4096, 0)), None);
     }
 }

@@ -5,6 +5,7 @@
 //! device table, losses) and [`render`] encodes it, in OpenMetrics or the
 //! classic text format as the scraper asks.
 
+mod fdinfo;
 mod process;
 
 use std::collections::BTreeMap;
@@ -22,6 +23,7 @@ use kubenpu_sdk::Kind;
 use crate::{
     catalog::{DeviceKind, Series},
     device_table::DeviceTable,
+    fdinfo::FdinfoView,
     plugins::Source,
     probe::Losses,
     usage::Durations,
@@ -50,6 +52,8 @@ pub struct Snapshot {
     pub cri_up: bool,
     /// Errors the agent's loop met and went on from, per stage.
     pub errors: BTreeMap<&'static str, u64>,
+    /// Engine time and memory per pod, with `--fdinfo`.
+    pub fdinfo: Option<FdinfoView>,
 }
 
 /// A `kubenpu_device_info` row.
@@ -390,6 +394,9 @@ impl Collector for Snapshot {
         )?;
         for (stage, errors) in &self.errors {
             ConstCounter::new(*errors).encode(family.encode_family(&[("stage", *stage)])?)?;
+        }
+        if let Some(view) = &self.fdinfo {
+            fdinfo::encode(view, &mut encoder)?;
         }
         Ok(())
     }

@@ -100,19 +100,33 @@ fn the_options_install_the_same_agent_everywhere() {
             "serviceMonitor.enabled=true",
             "--set",
             "accel.enabled=true",
+            "--set",
+            "fdinfo.enabled=true",
         ],
     )
     .unwrap();
-    let kustomize = kustomize(&tools, &["servicemonitor", "accel"]).unwrap();
-    let tanka =
-        tanka(&json!({"serviceMonitor": {"enabled": true}, "accel": {"enabled": true}})).unwrap();
+    let kustomize = kustomize(&tools, &["servicemonitor", "accel", "fdinfo"]).unwrap();
+    let tanka = tanka(&json!({
+        "serviceMonitor": {"enabled": true},
+        "accel": {"enabled": true},
+        "fdinfo": {"enabled": true},
+    }))
+    .unwrap();
     assert_same_as_helm(
         &helm,
         &[("kustomize", &kustomize), ("tanka", &tanka)],
         &["ServiceMonitor"],
     );
-    let tolerations = &agent(&helm)["pod"]["tolerations"];
+    let pod = &agent(&helm)["pod"];
+    let tolerations = &pod["tolerations"];
     assert_eq!(tolerations.as_array().unwrap().len(), 3, "{tolerations}");
+    // fdinfo: the host's pid namespace and CAP_SYS_PTRACE, nothing more.
+    assert_eq!(pod["hostPID"], true);
+    let capabilities = &pod["containers"][0]["securityContext"]["capabilities"]["add"];
+    assert_eq!(
+        capabilities,
+        &json!(["BPF", "PERFMON", "SYS_ADMIN", "SYS_PTRACE"])
+    );
 }
 
 /// Every option of the chart has the same effect in Tanka's `_config`.

@@ -45,7 +45,7 @@ fn every_dashboard_query_is_valid_promql_over_the_agents_metrics() {
             queries.push(expr);
         }
     }
-    assert_eq!(queries.len(), 10);
+    assert_eq!(queries.len(), 12);
     for expr in &queries {
         assert_exported(expr);
     }
@@ -66,7 +66,7 @@ fn every_dashboard_query_is_valid_promql_over_the_agents_metrics() {
     let groups = serde_json::json!({"groups": [{"name": "dashboard", "rules": rules}]});
     std::fs::write(file.path(), groups.to_string()).unwrap();
     let out = promtool(&["check", "rules", &file.path().display().to_string()]).unwrap();
-    assert!(out.contains("SUCCESS: 10 rules found"), "{out}");
+    assert!(out.contains("SUCCESS: 12 rules found"), "{out}");
 }
 
 /// `text` names metrics of the agent's, and only ones it exports.
@@ -88,10 +88,12 @@ fn assert_exported(text: &str) {
 /// The metric names the agent's own exposition declares (`# TYPE` lines,
 /// counters with their `_total`, histograms with their series).
 fn exported_families() -> BTreeSet<String> {
-    let text = kubenpu::metrics::render(
-        kubenpu::metrics::Snapshot::default(),
-        kubenpu::metrics::Format::Text,
-    );
+    // With --fdinfo, so its families are declared too.
+    let snapshot = kubenpu::metrics::Snapshot {
+        fdinfo: Some(kubenpu::fdinfo::FdinfoView::default()),
+        ..kubenpu::metrics::Snapshot::default()
+    };
+    let text = kubenpu::metrics::render(snapshot, kubenpu::metrics::Format::Text);
     text.lines()
         .filter_map(|line| line.strip_prefix("# TYPE "))
         .flat_map(|rest| {

@@ -108,7 +108,7 @@ fn kustomize_base_and_components_render_and_validate() {
             "0.1.0"
         );
     }
-    let all = kustomize(&tools, &["servicemonitor", "accel"]).unwrap();
+    let all = kustomize(&tools, &["servicemonitor", "accel", "fdinfo"]).unwrap();
     assert_eq!(
         kinds(&all),
         [
@@ -155,7 +155,7 @@ fn no_render_sets_what_the_api_server_refuses() {
     let renders = [
         helm(&tools, &[]).unwrap(),
         helm(&tools, &["--values", &all_options_file()]).unwrap(),
-        kustomize(&tools, &["servicemonitor", "accel"]).unwrap(),
+        kustomize(&tools, &["servicemonitor", "accel", "fdinfo"]).unwrap(),
         tanka(&all_options().1).unwrap(),
     ];
     for objects in &renders {

@@ -20,7 +20,10 @@
     else criPresets[c.cri.runtime],
   local socketParts = std.split(socket, '/'),
   local socketDir = std.join('/', socketParts[:std.length(socketParts) - 1]),
-  local capabilities = ['BPF', 'PERFMON'] + [x for x in c.extraCapabilities if !std.member(['BPF', 'PERFMON'], x)],
+  local baseCapabilities = ['BPF', 'PERFMON'] + [x for x in c.extraCapabilities if !std.member(['BPF', 'PERFMON'], x)],
+  local capabilities = baseCapabilities + (
+    if c.fdinfo.enabled && !std.member(baseCapabilities, 'SYS_PTRACE') then ['SYS_PTRACE'] else []
+  ),
   local pluginsVolume =
     if c.plugins.configMap != '' && c.plugins.image.reference != '' then
       error 'plugins: set configMap or image.reference, not both (they are the same directory)'
@@ -96,6 +99,7 @@
               '--series-grace=' + c.agent.seriesGrace,
               '--max-counters=%d' % c.agent.maxCounters,
             ] + (if c.agent.excludeOutsidePods then ['--exclude-outside-pods'] else [])
+            + (if c.fdinfo.enabled then ['--fdinfo', '--fdinfo-interval=' + c.fdinfo.interval] else [])
             + c.agent.extraArgs,
             env: [{ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],
             ports: [{ name: 'metrics', containerPort: c.agent.port, protocol: 'TCP' }],
@@ -125,6 +129,7 @@
             hostPath('cri', socketDir),
           ] + (if pluginsVolume != null then [pluginsVolume] else []),
         }
+        + (if c.fdinfo.enabled then { hostPID: true } else {})
         + nonEmpty('priorityClassName', c.priorityClassName)
         + nonEmpty('imagePullSecrets', c.imagePullSecrets)
         + nonEmpty('nodeSelector', c.nodeSelector)

@@ -11,7 +11,7 @@ use kubenpu::{
     discovery::{DevNum, Subsystem},
     plugins::{Plugin, Source},
     probe::{Counter, Reading},
-    server,
+    server::{self, Holder},
 };
 
 /// How a report is printed.
@@ -255,7 +255,7 @@ pub fn counts(reading: &Reading, format: Format) -> String {
 }
 
 /// The columns of `kubenpuctl top`.
-pub const TOP_HEADER: [&str; 9] = [
+pub const TOP_HEADER: [&str; 11] = [
     "NAMESPACE",
     "POD",
     "CONTAINER",
@@ -265,6 +265,8 @@ pub const TOP_HEADER: [&str; 9] = [
     "WAIT/s",
     "WAIT%",
     "ALLOC-MB/s",
+    "BUSY%",
+    "RES-MB",
 ];
 
 /// One row of `kubenpuctl top`, as rates.
@@ -276,6 +278,11 @@ struct Rates {
     waiting: f64,
     /// Bytes allocated per second.
     bytes: f64,
+    /// The busiest engine class's share of the wall time, where the
+    /// agent reads fdinfo and the driver publishes it.
+    busy: Option<f64>,
+    /// Resident device memory, likewise.
+    resident: Option<u64>,
 }
 
 /// The growth of a counter between two readings; one that went down was
@@ -287,17 +294,17 @@ fn growth<T: PartialOrd + std::ops::Sub<Output = T> + Copy>(now: T, was: T) -> T
 /// `kubenpuctl top`: per-container call rates between two readings of the
 /// agent's `/api/v1/usage`, `seconds` apart, busiest first. WAIT% is the
 /// share of the wall time the container's threads spent inside wait calls
-/// (above 100 when several wait at once).
+/// (above 100 when several wait at once); BUSY% the busiest engine
+/// class's share and RES-MB the resident device memory, from fdinfo.
 pub fn top(before: &server::UsageReport, after: &server::UsageReport, seconds: f64) -> String {
-    type Key<'a> = (&'a str, &'a str, &'a str, &'a str);
-    let earlier: BTreeMap<(Key<'_>, &str), &server::UsageRow> = before
+    let earlier: BTreeMap<(&Holder, &str), &server::UsageRow> = before
         .series
         .iter()
-        .map(|r| ((row_key(r), r.kind.as_str()), r))
+        .map(|r| ((&r.holder, r.kind.as_str()), r))
         .collect();
-    let mut rates: BTreeMap<Key<'_>, Rates> = BTreeMap::new();
+    let mut rates: BTreeMap<&Holder, Rates> = BTreeMap::new();
     for row in &after.series {
-        let key = row_key(row);
+        let key = &row.holder;
         let was = earlier.get(&(key, row.kind.as_str()));
         let calls = growth(row.calls, was.map_or(0, |w| w.calls));
         let waited = growth(row.seconds, was.map_or(0.0, |w| w.seconds));
@@ -314,7 +321,25 @@ pub fn top(before: &server::UsageReport, after: &server::UsageReport, seconds: f
         }
         rate.bytes += bytes as f64 / seconds;
     }
-    let mut rows: Vec<(Key<'_>, Rates)> = rates.into_iter().collect();
+    let busy_before: BTreeMap<(&Holder, &str), f64> = before
+        .engines
+        .iter()
+        .map(|r| ((&r.holder, r.engine.as_str()), r.seconds))
+        .collect();
+    for row in &after.engines {
+        let was = busy_before.get(&(&row.holder, row.engine.as_str()));
+        let share = growth(row.seconds, was.copied().unwrap_or(0.0)) / seconds;
+        let rate = rates.entry(&row.holder).or_default();
+        rate.busy = Some(rate.busy.map_or(share, |b| b.max(share)));
+    }
+    for row in after.memory.iter().filter(|r| r.state == "resident") {
+        *rates
+            .entry(&row.holder)
+            .or_default()
+            .resident
+            .get_or_insert(0) += row.bytes;
+    }
+    let mut rows: Vec<(&Holder, Rates)> = rates.into_iter().collect();
     rows.sort_by(|a, b| {
         b.1.calls
             .iter()
@@ -330,26 +355,24 @@ pub fn top(before: &server::UsageReport, after: &server::UsageReport, seconds: f
     };
     aligned(
         &TOP_HEADER,
-        rows.into_iter()
-            .map(|((namespace, pod, container, device), rate)| {
-                let [s, a, w] = rate.calls;
-                vec![
-                    cell(namespace),
-                    cell(pod),
-                    cell(container),
-                    device.to_owned(),
-                    format!("{s:.1}"),
-                    format!("{a:.1}"),
-                    format!("{w:.1}"),
-                    format!("{:.1}", rate.waiting * 100.0),
-                    format!("{:.2}", rate.bytes / 1e6),
-                ]
-            }),
+        rows.into_iter().map(|(holder, rate)| {
+            let [s, a, w] = rate.calls;
+            let or_dash = |value: Option<String>| value.unwrap_or_else(|| "-".to_owned());
+            vec![
+                cell(&holder.namespace),
+                cell(&holder.pod),
+                cell(&holder.container),
+                holder.device.clone(),
+                format!("{s:.1}"),
+                format!("{a:.1}"),
+                format!("{w:.1}"),
+                format!("{:.1}", rate.waiting * 100.0),
+                format!("{:.2}", rate.bytes / 1e6),
+                or_dash(rate.busy.map(|b| format!("{:.1}", b * 100.0))),
+                or_dash(rate.resident.map(|r| format!("{:.1}", r as f64 / 1e6))),
+            ]
+        }),
     )
-}
-
-fn row_key(row: &server::UsageRow) -> (&str, &str, &str, &str) {
-    (&row.namespace, &row.pod, &row.container, &row.device)
 }
 
 fn json<T: Serialize>(value: &T) -> String {
@@ -382,20 +405,43 @@ fn aligned(header: &[&str], rows: impl Iterator<Item = Vec<String>>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kubenpu::server::{UsageReport, UsageRow};
+    use kubenpu::server::{EngineRow, MemoryRow, UsageReport, UsageRow};
 
-    fn row(pod: &str, kind: &str, calls: u64) -> UsageRow {
-        UsageRow {
+    fn holder(pod: &str) -> Holder {
+        Holder {
             namespace: if pod.is_empty() { "" } else { "ml" }.into(),
             pod: pod.into(),
             container: if pod.is_empty() { "" } else { "main" }.into(),
             device: "0000:03:00.0".into(),
             vendor: "amdgpu".into(),
+        }
+    }
+
+    fn row(pod: &str, kind: &str, calls: u64) -> UsageRow {
+        UsageRow {
+            holder: holder(pod),
             kind: kind.into(),
             calls,
             failed: 0,
             seconds: 0.0,
             bytes: 0,
+        }
+    }
+
+    fn engine(pod: &str, engine: &str, seconds: f64) -> EngineRow {
+        EngineRow {
+            holder: holder(pod),
+            engine: engine.into(),
+            seconds,
+        }
+    }
+
+    fn memory(pod: &str, region: &str, state: &str, bytes: u64) -> MemoryRow {
+        MemoryRow {
+            holder: holder(pod),
+            region: region.into(),
+            state: state.into(),
+            bytes,
         }
     }
 
@@ -416,6 +462,8 @@ mod tests {
                 row("b", "wait", 10),
                 row("", "alloc", 4),
             ],
+            engines: vec![engine("a", "gfx", 10.0), engine("a", "dma", 1.0)],
+            ..UsageReport::default()
         };
         let after = UsageReport {
             series: vec![
@@ -425,6 +473,13 @@ mod tests {
                 // reset: counts from zero; 1.5 s of the 2 waited.
                 measured("b", "wait", 4, 1.5, 0),
                 row("", "alloc", 4),
+            ],
+            // gfx busy 1.2 s of the 2, dma 0.5 s: the busiest shows.
+            engines: vec![engine("a", "gfx", 11.2), engine("a", "dma", 1.5)],
+            memory: vec![
+                memory("a", "vram", "resident", 3_000_000),
+                memory("a", "gtt", "resident", 500_000),
+                memory("a", "vram", "total", 9_000_000),
             ],
         };
         let text = top(&before, &after, 2.0);
@@ -445,7 +500,9 @@ mod tests {
                     "10.0",
                     "0.0",
                     "0.0",
-                    "40.00"
+                    "40.00",
+                    "60.0",
+                    "3.5"
                 ],
                 vec![
                     "ml",
@@ -456,7 +513,9 @@ mod tests {
                     "0.0",
                     "2.0",
                     "75.0",
-                    "0.00"
+                    "0.00",
+                    "-",
+                    "-"
                 ],
                 vec![
                     "-",
@@ -467,7 +526,9 @@ mod tests {
                     "0.0",
                     "0.0",
                     "0.0",
-                    "0.00"
+                    "0.00",
+                    "-",
+                    "-"
                 ],
             ]
         );
