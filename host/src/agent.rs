@@ -293,6 +293,8 @@ impl Agent {
                 device: device.name.as_str().into(),
                 vendor: vendor.name().into(),
             };
+            let names = &vendor.description.usage_names;
+            targets.names.insert(labels.vendor.clone(), names.clone());
             for node in &device.nodes {
                 targets.devices.insert(node.dev, labels.clone());
             }

@@ -20,6 +20,7 @@ use kubenpu::{
     attribution::Owner,
     discovery::DevNum,
     fdinfo::{DeviceLabels, FdinfoView, Reader, Targets, scan},
+    plugins::PluginHost,
 };
 
 /// A fixture `/proc` and cgroup hierarchy.
@@ -279,7 +280,11 @@ fn fixture(driver: &str, sample: u32) -> String {
 
 /// Reads `driver`'s two samples, ten seconds apart, in one pod's process.
 fn two_samples(driver: &str) -> FdinfoView {
-    let mut node = Node::new(driver);
+    two_samples_as(driver, Node::new(driver))
+}
+
+/// [`two_samples`] on `node`.
+fn two_samples_as(driver: &str, mut node: Node) -> FdinfoView {
     node.pod(100, "job", "main", &[10]);
     node.open(10, 5, GPU, &fixture(driver, 1));
     let mut reader = reader(&node);
@@ -516,4 +521,41 @@ fn every_drivers_format_gives_exact_busy_seconds_and_bytes() {
             .collect();
         assert_eq!(regions(&view), want, "{driver}: memory");
     }
+}
+
+/// The built-in vendors rename engines and regions to the names operators
+/// use across drivers: the kernel's names go through the plugins' WIT
+/// export into the series.
+#[test]
+fn the_built_in_vendors_names_are_the_ones_shown() {
+    let no_plugins = tempfile::tempdir().unwrap();
+    let vendors = PluginHost::new(no_plugins.path()).unwrap().scan().unwrap();
+    let named = |driver: &str| {
+        let plugin = vendors.plugins.iter().find(|p| p.name() == driver).unwrap();
+        let mut node = Node::new(driver);
+        node.targets
+            .names
+            .insert(driver.into(), plugin.description.usage_names.clone());
+        two_samples_as(driver, node)
+    };
+    let xe = named("xe");
+    let xe_engines: Vec<(String, f64)> = engines(&xe).into_iter().collect();
+    assert_eq!(
+        xe_engines,
+        [
+            ("compute".to_owned(), 4.0),
+            ("copy".to_owned(), 0.0),
+            ("render".to_owned(), 0.4),
+            ("video".to_owned(), 0.0),
+            ("video-enhance".to_owned(), 0.0),
+        ]
+    );
+    let amdgpu = named("amdgpu");
+    let amdgpu_engines: Vec<String> = engines(&amdgpu).into_keys().collect();
+    assert_eq!(amdgpu_engines, ["copy", "render"]);
+    assert_eq!(regions(&amdgpu)[&("system".into(), "total".into())], 0);
+    assert!(!regions(&amdgpu).contains_key(&("cpu".into(), "total".into())));
+    let i915 = regions(&named("i915"));
+    assert_eq!(i915[&("system".into(), "resident".into())], 53420 * KIB);
+    assert_eq!(i915[&("stolen".into(), "total".into())], 0);
 }

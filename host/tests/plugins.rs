@@ -301,20 +301,31 @@ fn kubenpuctl_plugins_check_prints_the_table_or_the_reason() {
     );
 
     // Built against the frozen WIT 0.1.0: loads, its allocs without sizes.
-    let legacy = kubenpuctl(&[
-        "plugins",
-        "check",
-        test_plugin("legacy-0-1").to_str().unwrap(),
-    ]);
-    let table = String::from_utf8(legacy.stdout).unwrap();
-    assert!(legacy.status.success(), "{table}");
-    assert!(table.starts_with("legacy 0.1.0 ("), "{table}");
+    let table = checked_table("legacy-0-1", "legacy 0.1.0 (");
     assert!(
         table.contains("0x41  alloc  DRM_IOCTL_LEGACY_BO_CREATE  -"),
         "{table}"
     );
+    // Built against the frozen WIT 0.2.0: loads with its sizes, and the
+    // kernel's engine and region names.
+    let table = checked_table("legacy-0-2", "legacy2 0.2.0 (");
+    assert!(
+        table.contains("0x41  alloc  DRM_IOCTL_LEGACY2_BO_CREATE  size@8:8 after"),
+        "{table}"
+    );
+    assert!(!table.contains("engines:"), "{table}");
 
     let missing = kubenpuctl(&["plugins", "check", "/nonexistent/plugin.wasm"]);
     assert_eq!(missing.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot read it"));
+}
+
+/// What `kubenpuctl plugins check` prints for test plugin `name`, which
+/// it must accept, printing `header` first.
+fn checked_table(name: &str, header: &str) -> String {
+    let check = kubenpuctl(&["plugins", "check", test_plugin(name).to_str().unwrap()]);
+    let table = String::from_utf8(check.stdout).unwrap();
+    assert!(check.status.success(), "{table}");
+    assert!(table.starts_with(header), "{table}");
+    table
 }

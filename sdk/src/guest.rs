@@ -19,8 +19,9 @@ wit_bindgen::generate!({
 });
 
 pub use alloc::{string::String as OwnedString, vec::Vec as OwnedVec};
-use kubenpu::vendor::types::{
-    Field as WitField, Ioctl as WitIoctl, Kind as WitKind, Phase as WitPhase, Selector,
+use kubenpu::vendor::{
+    types::{Field as WitField, Ioctl as WitIoctl, Kind as WitKind, Phase as WitPhase, Selector},
+    usage::Rename,
 };
 
 /// The allocator plugins use: no_std components bring their own.
@@ -75,6 +76,24 @@ pub fn alloc_sizes(vendor: &Vendor) -> Vec<AllocSize> {
             })
         })
         .collect()
+}
+
+/// `usage-names` for declared names ([`crate::UsageNames::KERNEL`] for a
+/// plugin that keeps the kernel's).
+pub fn usage_names(names: &crate::UsageNames) -> UsageNames {
+    let renames = |pairs: &[(&str, &str)]| {
+        pairs
+            .iter()
+            .map(|(kernel, shown)| Rename {
+                kernel: kernel.to_string(),
+                shown: shown.to_string(),
+            })
+            .collect()
+    };
+    UsageNames {
+        engines: renames(names.engines),
+        regions: renames(names.regions),
+    }
 }
 
 /// `matches` for a declared vendor.

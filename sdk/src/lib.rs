@@ -7,7 +7,7 @@
 //!
 //! ```
 //! #![cfg_attr(target_family = "wasm", no_std)]
-//! use kubenpu_sdk::{Ioctl, Vendor, drm};
+//! use kubenpu_sdk::{Ioctl, UsageNames, Vendor, drm};
 //!
 //! pub const VENDOR: Vendor = Vendor {
 //!     name: "example",
@@ -20,6 +20,7 @@
 //!         Ioctl::alloc("DRM_IOCTL_EXAMPLE_BO_CREATE", drm::command(0x00)),
 //!         drm::SYNCOBJ_WAIT,
 //!     ],
+//!     usage_names: UsageNames::KERNEL,
 //! };
 //! kubenpu_sdk::export_vendor!(VENDOR);
 //! # fn main() { assert_eq!(kubenpu_sdk::validate(&VENDOR.description()), Ok(())); }
@@ -40,7 +41,7 @@ mod validate;
 
 pub use table::{
     Description, Field, FieldSpec, Ioctl, Kind, PciId, Phase, Product, Size, SizeSpec, TableEntry,
-    Vendor,
+    UsageNames, UsageNamesSpec, Vendor,
 };
 pub use validate::{Fault, MAX_IOCTLS, MAX_TEXT, validate};
 
@@ -96,6 +97,10 @@ macro_rules! export_vendor {
 
                 fn alloc_sizes() -> $crate::guest::OwnedVec<$crate::guest::AllocSize> {
                     $crate::guest::alloc_sizes(&$vendor)
+                }
+
+                fn usage_names() -> $crate::guest::UsageNames {
+                    $crate::guest::usage_names(&$vendor.usage_names)
                 }
             }
 

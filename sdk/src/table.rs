@@ -162,6 +162,26 @@ pub struct Product {
     pub name: &'static str,
 }
 
+/// How the metrics name what a driver reports per DRM client in fdinfo:
+/// `(kernel, shown)` pairs, e.g. amdgpu's engine `("gfx", "render")`.
+/// Names not listed are shown as the kernel prints them; several kernel
+/// names may share a shown one, and their time and bytes add up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UsageNames {
+    /// Engine classes (`drm-engine-<class>`, `drm-cycles-<class>`).
+    pub engines: &'static [(&'static str, &'static str)],
+    /// Memory regions (`drm-total-<region>` and the other states).
+    pub regions: &'static [(&'static str, &'static str)],
+}
+
+impl UsageNames {
+    /// The kernel's own names, unchanged.
+    pub const KERNEL: Self = Self {
+        engines: &[],
+        regions: &[],
+    };
+}
+
 /// A vendor plugin, declared as a constant.
 #[derive(Debug, Clone, Copy)]
 pub struct Vendor {
@@ -179,6 +199,8 @@ pub struct Vendor {
     pub products: &'static [Product],
     /// The counted ioctls.
     pub ioctls: &'static [Ioctl],
+    /// The names the metrics give its fdinfo engines and regions.
+    pub usage_names: UsageNames,
 }
 
 impl Vendor {
@@ -198,6 +220,7 @@ impl Vendor {
                     size: i.size.map(|s| SizeSpec::from(&s)),
                 })
                 .collect(),
+            usage_names: UsageNamesSpec::from(&self.usage_names),
         }
     }
 
@@ -227,6 +250,56 @@ pub struct Description {
     pub drivers: Vec<String>,
     /// Counted ioctls.
     pub ioctls: Vec<TableEntry>,
+    /// Names for its fdinfo engines and regions (none before WIT 0.3.0).
+    pub usage_names: UsageNamesSpec,
+}
+
+/// [`UsageNames`] in a [`Description`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UsageNamesSpec {
+    /// Engine classes, `(kernel, shown)`.
+    pub engines: Vec<(String, String)>,
+    /// Memory regions, `(kernel, shown)`.
+    pub regions: Vec<(String, String)>,
+}
+
+impl UsageNamesSpec {
+    /// The name the metrics show for engine class `kernel`.
+    pub fn engine<'a>(&'a self, kernel: &'a str) -> &'a str {
+        shown(&self.engines, kernel)
+    }
+
+    /// The name the metrics show for memory region `kernel`.
+    pub fn region<'a>(&'a self, kernel: &'a str) -> &'a str {
+        shown(&self.regions, kernel)
+    }
+
+    /// Whether every name is the kernel's.
+    pub fn is_empty(&self) -> bool {
+        self.engines.is_empty() && self.regions.is_empty()
+    }
+}
+
+fn shown<'a>(renames: &'a [(String, String)], kernel: &'a str) -> &'a str {
+    renames
+        .iter()
+        .find(|(k, _)| k == kernel)
+        .map_or(kernel, |(_, shown)| shown)
+}
+
+impl From<&UsageNames> for UsageNamesSpec {
+    fn from(names: &UsageNames) -> Self {
+        let owned = |pairs: &[(&str, &str)]| {
+            pairs
+                .iter()
+                .map(|(k, s)| (k.to_string(), s.to_string()))
+                .collect()
+        };
+        Self {
+            engines: owned(names.engines),
+            regions: owned(names.regions),
+        }
+    }
 }
 
 /// One counted ioctl in a [`Description`].

@@ -262,7 +262,7 @@ mod layout {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Ioctl, drm};
+    use crate::{Ioctl, UsageNames, drm};
 
     const HEADER: &str = "#define DRM_ACME_SUBMIT 0x29\n\
         #define DRM_ACME_SUBMIT_WR DRM_ACME_SUBMIT\n\
@@ -303,6 +303,7 @@ mod tests {
                 drm::MODE_CREATE_DUMB
             ]
             .leak(),
+            usage_names: UsageNames::KERNEL,
         };
         assert_eq!(
             check_layouts(&vendor(crate::Size::after("size", 8, 8)), &[ACME]),
@@ -330,6 +331,7 @@ mod tests {
                 Ioctl::submit("DRM_IOCTL_ACME_SUBMIT_WR", 0x68),
                 drm::SYNCOBJ_WAIT,
             ],
+            usage_names: UsageNames::KERNEL,
         };
         let problems = check(&VENDOR, &[HEADER]).unwrap_err();
         assert_eq!(

@@ -54,6 +54,14 @@ pub enum Fault {
     BadField(String, String),
     /// Two entries share a number but not the size they declare.
     ConflictingSizes(u8),
+    /// A usage name whose kernel name is empty or has whitespace or `:`,
+    /// or whose shown name is not lower-case letters, digits, `_`, `-`
+    /// or `.`: `(kernel, shown)`.
+    BadUsageName(String, String),
+    /// A kernel engine or region name renamed twice.
+    DuplicateUsageName(String),
+    /// More than [`MAX_IOCTLS`] usage names of one kind.
+    TooManyUsageNames(usize),
 }
 
 impl fmt::Display for Fault {
@@ -98,6 +106,16 @@ impl fmt::Display for Fault {
             Fault::ConflictingSizes(nr) => {
                 write!(f, "nr {nr:#04x} is listed twice with different sizes")
             }
+            Fault::BadUsageName(kernel, shown) => write!(
+                f,
+                "usage name {kernel:?} -> {shown:?}: the kernel's name must be non-empty without whitespace or ':', the shown one lower-case letters, digits, '_', '-' or '.'"
+            ),
+            Fault::DuplicateUsageName(kernel) => {
+                write!(f, "usage name {kernel:?} is renamed twice")
+            }
+            Fault::TooManyUsageNames(n) => {
+                write!(f, "{n} engine or region names, more than {MAX_IOCTLS}")
+            }
         }
     }
 }
@@ -111,16 +129,25 @@ pub fn validate(description: &Description) -> Result<(), Fault> {
         version,
         drivers,
         ioctls,
+        usage_names,
     } = description;
+    let renames = || usage_names.engines.iter().chain(&usage_names.regions);
     let texts = [name, version]
         .into_iter()
         .chain(drivers)
-        .chain(ioctls.iter().map(|i| &i.name));
+        .chain(ioctls.iter().map(|i| &i.name))
+        .chain(renames().flat_map(|(kernel, shown)| [kernel, shown]));
     if let Some(long) = texts.into_iter().find(|t| t.len() > MAX_TEXT) {
         return Err(Fault::TooLong(long.clone()));
     }
     if ioctls.len() > MAX_IOCTLS {
         return Err(Fault::TooManyIoctls(ioctls.len()));
+    }
+    for list in [&usage_names.engines, &usage_names.regions] {
+        if list.len() > MAX_IOCTLS {
+            return Err(Fault::TooManyUsageNames(list.len()));
+        }
+        check_usage_names(list)?;
     }
     let name_ok = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-';
     if name.is_empty() || !name.chars().all(name_ok) {
@@ -166,6 +193,23 @@ pub fn validate(description: &Description) -> Result<(), Fault> {
             .any(|e| e.nr == entry.nr && e.size != entry.size)
         {
             return Err(Fault::ConflictingSizes(entry.nr));
+        }
+    }
+    Ok(())
+}
+
+/// Each kernel name is a name the kernel could print, renamed once, to a
+/// name fit for a label value.
+fn check_usage_names(renames: &[(String, String)]) -> Result<(), Fault> {
+    let shown_ok = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || "_-.".contains(c);
+    for (i, (kernel, shown)) in renames.iter().enumerate() {
+        let kernel_ok =
+            !kernel.is_empty() && !kernel.contains(|c: char| c.is_whitespace() || c == ':');
+        if !kernel_ok || shown.is_empty() || !shown.chars().all(shown_ok) {
+            return Err(Fault::BadUsageName(kernel.clone(), shown.clone()));
+        }
+        if renames[..i].iter().any(|(k, _)| k == kernel) {
+            return Err(Fault::DuplicateUsageName(kernel.clone()));
         }
     }
     Ok(())
@@ -231,6 +275,13 @@ mod tests {
                     ..entry(0x41, "DRM_IOCTL_ACME_BO_CREATE", Kind::Alloc)
                 },
             ],
+            usage_names: crate::UsageNamesSpec {
+                engines: vec![
+                    ("gfx".to_string(), "render".to_string()),
+                    ("ring_0".to_string(), "render".to_string()),
+                ],
+                regions: vec![("local0".to_string(), "vram0".to_string())],
+            },
         }
     }
 
@@ -242,7 +293,19 @@ mod tests {
     #[test]
     fn each_fault_is_found() {
         type Breakage = fn(&mut Description);
-        let cases: [(Breakage, Fault); 12] = [
+        let cases: [(Breakage, Fault); 15] = [
+            (
+                |d| d.usage_names.engines[0].1 = "Render".to_string(),
+                Fault::BadUsageName("gfx".to_string(), "Render".to_string()),
+            ),
+            (
+                |d| d.usage_names.regions[0].0 = "local 0".to_string(),
+                Fault::BadUsageName("local 0".to_string(), "vram0".to_string()),
+            ),
+            (
+                |d| d.usage_names.engines[1].0 = "gfx".to_string(),
+                Fault::DuplicateUsageName("gfx".to_string()),
+            ),
             (
                 |d| d.ioctls[0].size = Some(size(0, 8)),
                 Fault::SizeNotOnAlloc("DRM_IOCTL_ACME_SUBMIT".to_string()),

@@ -5,7 +5,9 @@
 //! Unknown keys and values that do not parse are skipped, so a driver
 //! that adds keys never breaks the reader.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+
+use kubenpu_sdk::UsageNamesSpec;
 
 /// The memory states the specification defines: the `state` label of
 /// `kubenpu_device_memory_bytes`.
@@ -76,6 +78,42 @@ impl ClientStats {
     /// per-client stats print none of these keys.
     pub fn has_usage(&self) -> bool {
         !(self.engine_ns.is_empty() && self.cycles.is_empty() && self.memory.is_empty())
+    }
+
+    /// The same usage under the vendor's names. Classes that share a name
+    /// add up: their time, their busy cycles and their engines (elapsed
+    /// cycles are one clock's, so the largest is kept); so do regions'
+    /// bytes.
+    pub fn renamed(self, names: &UsageNamesSpec) -> Self {
+        if names.is_empty() {
+            return self;
+        }
+        let engine = |class: &str| names.engine(class).to_owned();
+        let mut renamed = Self {
+            driver: self.driver.clone(),
+            pdev: self.pdev.clone(),
+            client_id: self.client_id,
+            ..Self::default()
+        };
+        let classes: BTreeSet<&String> = self.engine_ns.keys().chain(self.cycles.keys()).collect();
+        for class in classes {
+            *renamed.capacity.entry(engine(class)).or_default() += self.capacity(class);
+        }
+        for (class, ns) in &self.engine_ns {
+            *renamed.engine_ns.entry(engine(class)).or_default() += ns;
+        }
+        for (class, cycles) in &self.cycles {
+            *renamed.cycles.entry(engine(class)).or_default() += cycles;
+        }
+        for (class, &total) in &self.total_cycles {
+            let elapsed = renamed.total_cycles.entry(engine(class)).or_default();
+            *elapsed = (*elapsed).max(total);
+        }
+        for ((region, state), bytes) in &self.memory {
+            let key = (names.region(region).to_owned(), *state);
+            *renamed.memory.entry(key).or_default() += bytes;
+        }
+        renamed
     }
 }
 
@@ -195,6 +233,34 @@ mod tests {
         let resident = |r: &str| stats.memory[&(r.to_owned(), MemoryState::Resident)];
         assert_eq!(resident("vram"), 8 << 10);
         assert_eq!(resident("gtt"), 1 << 20);
+    }
+
+    #[test]
+    fn renamed_classes_and_regions_add_up() {
+        let names = UsageNamesSpec {
+            engines: vec![
+                ("dec".into(), "video".into()),
+                ("enc".into(), "video".into()),
+                ("gfx".into(), "render".into()),
+            ],
+            regions: vec![("cpu".into(), "system".into())],
+        };
+        let stats = parse(
+            "drm-engine-gfx:\t5 ns\ndrm-engine-dec:\t3 ns\ndrm-engine-enc:\t4 ns\n\
+             drm-engine-dma:\t1 ns\ndrm-resident-cpu:\t4 KiB\ndrm-resident-vram:\t8 KiB\n",
+        )
+        .renamed(&names);
+        let ns: Vec<(&str, u64)> = stats
+            .engine_ns
+            .iter()
+            .map(|(c, &n)| (c.as_str(), n))
+            .collect();
+        assert_eq!(ns, [("dma", 1), ("render", 5), ("video", 7)]);
+        assert_eq!(stats.capacity("video"), 2, "two engines share the name");
+        assert_eq!(stats.capacity("render"), 1);
+        let system = ("system".to_owned(), MemoryState::Resident);
+        assert_eq!(stats.memory[&system], 4096);
+        assert_eq!(stats.memory.len(), 2);
     }
 
     #[test]

@@ -16,6 +16,8 @@ use std::{
     sync::Arc,
 };
 
+use kubenpu_sdk::UsageNamesSpec;
+
 use super::parse::{self, ClientStats};
 use crate::discovery::DevNum;
 
@@ -35,6 +37,9 @@ pub struct Targets {
     pub cgroups: Vec<(u64, PathBuf)>,
     /// Claimed device nodes, by device number.
     pub devices: HashMap<DevNum, DeviceLabels>,
+    /// The names each vendor gives its engines and regions; a vendor not
+    /// here keeps the kernel's.
+    pub names: HashMap<Arc<str>, UsageNamesSpec>,
 }
 
 /// An fd open on a claimed device node, with what its fdinfo said.
@@ -128,12 +133,16 @@ fn visit(proc_root: &Path, cgroup: u64, pid: u32, targets: &Targets, scan: &mut 
             Err(_) => continue, // closed meanwhile
         };
         scan.files_read += 1;
+        let stats = parse::parse(&text);
         scan.sightings.push(Sighting {
             cgroup,
             pid,
             fd,
             device: device.clone(),
-            stats: parse::parse(&text),
+            stats: match targets.names.get(&device.vendor) {
+                Some(names) => stats.renamed(names),
+                None => stats,
+            },
         });
     }
 }

@@ -3,7 +3,9 @@
 //! clock), bounded memory and stack, and a fuel budget per call that stops
 //! an endless loop in milliseconds.
 
-use kubenpu_sdk::{Description, FieldSpec, Kind, PciId, Phase, SizeSpec, TableEntry};
+use kubenpu_sdk::{
+    Description, FieldSpec, Kind, PciId, Phase, SizeSpec, TableEntry, UsageNamesSpec,
+};
 use wasmtime::{
     Config, Engine, ResourceLimiter, Store, StoreLimits, StoreLimitsBuilder,
     component::{Component, Linker},
@@ -11,9 +13,20 @@ use wasmtime::{
 
 use super::PluginError;
 
-/// Host bindings generated from `wit/vendor.wit` (0.2.0).
+/// Host bindings generated from `wit/vendor.wit` (0.3.0).
 mod bindings {
     wasmtime::component::bindgen!({ world: "vendor", path: "../wit" });
+}
+
+/// Host bindings of the frozen 0.2.0 package, for plugins built before
+/// 0.3.0: the same world without `usage-names`. Its `types` interface is
+/// the current one, so the current bindings' types serve both.
+mod bindings_0_2 {
+    wasmtime::component::bindgen!({
+        world: "vendor",
+        path: "../wit/0.2.0",
+        with: { "kubenpu:vendor/types@0.2.0": super::bindings::kubenpu::vendor::types },
+    });
 }
 
 /// Host bindings of the frozen 0.1.0 package, for plugins built before
@@ -49,6 +62,7 @@ pub struct Compiled {
 #[derive(Clone)]
 enum Pre {
     Current(VendorPre<Limits>),
+    V0_2(bindings_0_2::VendorPre<Limits>),
     V0_1(bindings_0_1::VendorPre<Limits>),
 }
 
@@ -81,12 +95,13 @@ impl Sandbox {
             .linker
             .instantiate_pre(&component)
             .map_err(|e| PluginError::Imports(one_line(&e)))?;
-        // A plugin of the current world, else of 0.1.0; a plugin of
-        // neither is reported against the current one.
+        // A plugin of the current world, else of an earlier one; a plugin
+        // of none is reported against the current one.
         let pre = match VendorPre::new(pre.clone()) {
             Ok(current) => Pre::Current(current),
-            Err(e) => bindings_0_1::VendorPre::new(pre)
-                .map(Pre::V0_1)
+            Err(e) => bindings_0_2::VendorPre::new(pre.clone())
+                .map(Pre::V0_2)
+                .or_else(|_| bindings_0_1::VendorPre::new(pre).map(Pre::V0_1))
                 .map_err(|_| PluginError::Exports(one_line(&e)))?,
         };
         Ok(Compiled { pre })
@@ -137,6 +152,7 @@ impl ResourceLimiter for Limits {
 /// An instance of one of the world's versions.
 enum Instance {
     Current(Vendor),
+    V0_2(bindings_0_2::Vendor),
     V0_1(bindings_0_1::Vendor),
 }
 
@@ -158,6 +174,7 @@ impl Compiled {
         let mut store = Store::new(
             match &self.pre {
                 Pre::Current(pre) => pre.engine(),
+                Pre::V0_2(pre) => pre.engine(),
                 Pre::V0_1(pre) => pre.engine(),
             },
             Limits {
@@ -170,6 +187,7 @@ impl Compiled {
             .set_fuel(FUEL_PER_CALL)
             .and_then(|()| match &self.pre {
                 Pre::Current(pre) => pre.instantiate(&mut store).map(Instance::Current),
+                Pre::V0_2(pre) => pre.instantiate(&mut store).map(Instance::V0_2),
                 Pre::V0_1(pre) => pre.instantiate(&mut store).map(Instance::V0_1),
             })
             .and_then(|vendor| f(&vendor, &mut store));
@@ -180,12 +198,26 @@ impl Compiled {
     }
 
     /// The plugin's description, unvalidated, with the sizes its alloc
-    /// entries declare (none from a 0.1.0 plugin).
+    /// entries declare (none from a 0.1.0 plugin) and its usage names
+    /// (none before 0.3.0).
     pub fn describe(&self) -> Result<Description, PluginError> {
-        // One instance, one fuel budget, for both calls.
-        let (d, sizes) = self.call("describe", |v, s| match v {
-            Instance::Current(v) => Ok((v.call_describe(&mut *s)?, v.call_alloc_sizes(s)?)),
-            Instance::V0_1(v) => Ok((from_0_1(v.call_describe(s)?), Vec::new())),
+        // One instance, one fuel budget, for every call.
+        let (d, sizes, names) = self.call("describe", |v, s| match v {
+            Instance::Current(v) => Ok((
+                v.call_describe(&mut *s)?,
+                v.call_alloc_sizes(&mut *s)?,
+                usage_names(v.call_usage_names(s)?),
+            )),
+            Instance::V0_2(v) => Ok((
+                v.call_describe(&mut *s)?,
+                v.call_alloc_sizes(s)?,
+                UsageNamesSpec::default(),
+            )),
+            Instance::V0_1(v) => Ok((
+                from_0_1(v.call_describe(s)?),
+                Vec::new(),
+                UsageNamesSpec::default(),
+            )),
         })?;
         let size_of = |nr: u8| sizes.iter().find(|s| s.nr == nr).map(size_spec);
         let ioctls = d
@@ -207,6 +239,7 @@ impl Compiled {
             version: d.version,
             drivers: d.drivers,
             ioctls,
+            usage_names: names,
         })
     }
 
@@ -223,6 +256,7 @@ impl Compiled {
         };
         self.call("matches", |v, s| match v {
             Instance::Current(v) => v.call_matches(s, &device),
+            Instance::V0_2(v) => v.call_matches(s, &device),
             Instance::V0_1(v) => v.call_matches(s, &device_0_1(&device)),
         })
     }
@@ -231,6 +265,7 @@ impl Compiled {
     pub fn product_name(&self, id: PciId) -> Result<Option<String>, PluginError> {
         self.call("product-name", |v, s| match v {
             Instance::Current(v) => v.call_product_name(s, wit_pci_id(id)),
+            Instance::V0_2(v) => v.call_product_name(s, wit_pci_id(id)),
             Instance::V0_1(v) => v.call_product_name(s, pci_id_0_1(wit_pci_id(id))),
         })
     }
@@ -276,6 +311,16 @@ fn device_0_1(device: &types::Device) -> bindings_0_1::kubenpu::vendor::types::D
             types::Subsystem::Accel => Subsystem::Accel,
         },
         pci: device.pci.map(pci_id_0_1),
+    }
+}
+
+fn usage_names(names: bindings::kubenpu::vendor::usage::UsageNames) -> UsageNamesSpec {
+    let pairs = |renames: Vec<bindings::kubenpu::vendor::usage::Rename>| {
+        renames.into_iter().map(|r| (r.kernel, r.shown)).collect()
+    };
+    UsageNamesSpec {
+        engines: pairs(names.engines),
+        regions: pairs(names.regions),
     }
 }
 

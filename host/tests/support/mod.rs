@@ -36,11 +36,12 @@ use std::{
 };
 
 /// The crates under `tests/plugins`, by directory name.
-pub const TEST_PLUGINS: [&str; 9] = [
+pub const TEST_PLUGINS: [&str; 10] = [
     "acme",
     "bomb",
     "conflicting-kinds",
     "legacy-0-1",
+    "legacy-0-2",
     "no-drivers",
     "numbered",
     "spin",

@@ -5,7 +5,7 @@
 //! checks every entry against it.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Ioctl, PciId, Product, Size, Vendor, drm};
+use kubenpu_sdk::{Ioctl, PciId, Product, Size, UsageNames, Vendor, drm};
 
 /// The vendor's table.
 pub const VENDOR: Vendor = Vendor {
@@ -49,6 +49,12 @@ pub const VENDOR: Vendor = Vendor {
         drm::SYNCOBJ_WAIT,
         drm::SYNCOBJ_TIMELINE_WAIT,
     ],
+    // The rings other drivers call render and copy engines, and the
+    // system-memory placement by its common name.
+    usage_names: UsageNames {
+        engines: &[("gfx", "render"), ("dma", "copy")],
+        regions: &[("cpu", "system")],
+    },
 };
 
 kubenpu_sdk::export_vendor!(VENDOR);

@@ -5,7 +5,7 @@
 //! checks every entry against it.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Field, Ioctl, PciId, Product, Size, Vendor, drm};
+use kubenpu_sdk::{Field, Ioctl, PciId, Product, Size, UsageNames, Vendor, drm};
 
 /// The vendor's table.
 pub const VENDOR: Vendor = Vendor {
@@ -40,6 +40,7 @@ pub const VENDOR: Vendor = Vendor {
         // waits for a command submission
         Ioctl::wait("DRM_IOCTL_HL_WAIT_CS", drm::command(0x03)),
     ],
+    usage_names: UsageNames::KERNEL,
 };
 
 kubenpu_sdk::export_vendor!(VENDOR);

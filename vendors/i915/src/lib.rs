@@ -5,7 +5,7 @@
 //! checks every entry against it.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Ioctl, PciId, Product, Size, Vendor, drm};
+use kubenpu_sdk::{Ioctl, PciId, Product, Size, UsageNames, Vendor, drm};
 
 /// The vendor's table.
 pub const VENDOR: Vendor = Vendor {
@@ -50,6 +50,18 @@ pub const VENDOR: Vendor = Vendor {
         drm::SYNCOBJ_WAIT,
         drm::SYNCOBJ_TIMELINE_WAIT,
     ],
+    // Regions as xe names them: system memory, device memory per tile,
+    // stolen memory.
+    usage_names: UsageNames {
+        engines: &[],
+        regions: &[
+            ("system0", "system"),
+            ("local0", "vram0"),
+            ("local1", "vram1"),
+            ("stolen-system0", "stolen"),
+            ("stolen-local0", "stolen"),
+        ],
+    },
 };
 
 kubenpu_sdk::export_vendor!(VENDOR);

@@ -5,7 +5,7 @@
 //! checks every entry against it.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Ioctl, PciId, Product, Size, Vendor, drm};
+use kubenpu_sdk::{Ioctl, PciId, Product, Size, UsageNames, Vendor, drm};
 
 /// The vendor's table.
 pub const VENDOR: Vendor = Vendor {
@@ -31,6 +31,7 @@ pub const VENDOR: Vendor = Vendor {
         // waits for a buffer object's execution
         Ioctl::wait("DRM_IOCTL_QAIC_WAIT_BO", drm::command(0x06)),
     ],
+    usage_names: UsageNames::KERNEL,
 };
 
 kubenpu_sdk::export_vendor!(VENDOR);

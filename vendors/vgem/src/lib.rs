@@ -5,7 +5,7 @@
 //! checks every entry against it.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Ioctl, Vendor, drm};
+use kubenpu_sdk::{Ioctl, UsageNames, Vendor, drm};
 
 /// The vendor's table.
 pub const VENDOR: Vendor = Vendor {
@@ -19,6 +19,7 @@ pub const VENDOR: Vendor = Vendor {
         Ioctl::submit("DRM_IOCTL_VGEM_FENCE_ATTACH", drm::command(0x1)),
         drm::MODE_CREATE_DUMB,
     ],
+    usage_names: UsageNames::KERNEL,
 };
 
 kubenpu_sdk::export_vendor!(VENDOR);

@@ -5,7 +5,7 @@
 //! checks every entry against it.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Ioctl, PciId, Product, Size, Vendor, drm};
+use kubenpu_sdk::{Ioctl, PciId, Product, Size, UsageNames, Vendor, drm};
 
 /// The vendor's table.
 pub const VENDOR: Vendor = Vendor {
@@ -31,6 +31,17 @@ pub const VENDOR: Vendor = Vendor {
         drm::SYNCOBJ_WAIT,
         drm::SYNCOBJ_TIMELINE_WAIT,
     ],
+    // Its engine classes as i915 names the same hardware engines.
+    usage_names: UsageNames {
+        engines: &[
+            ("rcs", "render"),
+            ("bcs", "copy"),
+            ("vcs", "video"),
+            ("vecs", "video-enhance"),
+            ("ccs", "compute"),
+        ],
+        regions: &[],
+    },
 };
 
 kubenpu_sdk::export_vendor!(VENDOR);

@@ -114,6 +114,16 @@ struct PluginRow<'a> {
     sha256: Option<&'a str>,
     drivers: &'a [String],
     ioctls: Vec<IoctlRow<'a>>,
+    /// Engine classes the metrics rename, kernel name to shown name.
+    engine_names: BTreeMap<&'a str, &'a str>,
+    /// Memory regions likewise.
+    region_names: BTreeMap<&'a str, &'a str>,
+}
+
+/// `kernel=shown, ...`.
+fn renames_text(renames: &BTreeMap<&str, &str>) -> String {
+    let pairs: Vec<String> = renames.iter().map(|(k, s)| format!("{k}={s}")).collect();
+    pairs.join(", ")
 }
 
 fn plugin_row(plugin: &Plugin) -> PluginRow<'_> {
@@ -137,11 +147,20 @@ fn plugin_row(plugin: &Plugin) -> PluginRow<'_> {
                 size: i.size.as_ref().map(size_text),
             })
             .collect(),
+        engine_names: pairs(&d.usage_names.engines),
+        region_names: pairs(&d.usage_names.regions),
     }
 }
 
-/// `kubenpuctl plugins`: one line per ioctl entry under each vendor; or
-/// the plugins as JSON.
+fn pairs(renames: &[(String, String)]) -> BTreeMap<&str, &str> {
+    renames
+        .iter()
+        .map(|(kernel, shown)| (kernel.as_str(), shown.as_str()))
+        .collect()
+}
+
+/// `kubenpuctl plugins`: one line per ioctl entry under each vendor, and
+/// the engines and regions it renames; or the plugins as JSON.
 pub fn plugins(plugins: &[Arc<Plugin>], format: Format) -> String {
     if format == Format::Json {
         return json(&plugins.iter().map(|p| plugin_row(p)).collect::<Vec<_>>());
@@ -154,6 +173,14 @@ pub fn plugins(plugins: &[Arc<Plugin>], format: Format) -> String {
             let _ = write!(out, ", sha256 {sha}");
         }
         let _ = writeln!(out, ") drivers: {}", row.drivers.join(", "));
+        for (what, renames) in [
+            ("engines", &row.engine_names),
+            ("regions", &row.region_names),
+        ] {
+            if !renames.is_empty() {
+                let _ = writeln!(out, "  {what}: {}", renames_text(renames));
+            }
+        }
         let rows = row.ioctls.iter().map(|i| {
             vec![
                 format!("  {:#04x}", i.nr),

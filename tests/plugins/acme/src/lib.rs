@@ -2,7 +2,7 @@
 //! add, replace and remove it.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Ioctl, Vendor, drm};
+use kubenpu_sdk::{Ioctl, UsageNames, Vendor, drm};
 
 /// A made-up vendor claiming the made-up driver `acme_drv`.
 pub const VENDOR: Vendor = Vendor {
@@ -15,6 +15,7 @@ pub const VENDOR: Vendor = Vendor {
         Ioctl::submit("DRM_IOCTL_ACME_SUBMIT", drm::command(0x00)),
         drm::SYNCOBJ_WAIT,
     ],
+    usage_names: UsageNames::KERNEL,
 };
 
 kubenpu_sdk::export_vendor!(VENDOR);

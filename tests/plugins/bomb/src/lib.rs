@@ -31,6 +31,10 @@ mod component {
         fn alloc_sizes() -> OwnedVec<AllocSize> {
             OwnedVec::new()
         }
+
+        fn usage_names() -> kubenpu_sdk::guest::UsageNames {
+            kubenpu_sdk::guest::usage_names(&kubenpu_sdk::UsageNames::KERNEL)
+        }
     }
 
     kubenpu_sdk::export_component!(Bomb);

@@ -2,7 +2,7 @@
 //! reject it.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Ioctl, Vendor, drm};
+use kubenpu_sdk::{Ioctl, UsageNames, Vendor, drm};
 
 /// Two entries share nr 0x41 with different kinds.
 pub const VENDOR: Vendor = Vendor {
@@ -15,6 +15,7 @@ pub const VENDOR: Vendor = Vendor {
         Ioctl::submit("DRM_IOCTL_CONFLICTING_RUN", drm::command(0x01)),
         Ioctl::wait("DRM_IOCTL_CONFLICTING_WAIT", drm::command(0x01)),
     ],
+    usage_names: UsageNames::KERNEL,
 };
 
 kubenpu_sdk::export_vendor!(VENDOR);

@@ -10,7 +10,7 @@ mod component {
     use alloc::{format, string::String, vec};
 
     use kubenpu_sdk::{
-        Ioctl, Vendor, drm,
+        Ioctl, UsageNames, Vendor, drm,
         guest::{self, AllocSize, Description, Device, Guest, OwnedString, OwnedVec, PciId},
     };
 
@@ -29,6 +29,7 @@ mod component {
             "DRM_IOCTL_NUMBERED_SUBMIT",
             drm::command(0x00),
         )],
+        usage_names: UsageNames::KERNEL,
     };
 
     struct Numbered;
@@ -54,6 +55,10 @@ mod component {
 
         fn alloc_sizes() -> OwnedVec<AllocSize> {
             OwnedVec::new()
+        }
+
+        fn usage_names() -> kubenpu_sdk::guest::UsageNames {
+            guest::usage_names(&VENDOR.usage_names)
         }
     }
 

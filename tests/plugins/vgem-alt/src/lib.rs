@@ -4,7 +4,7 @@
 //! counted for vgem change.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Ioctl, Vendor, drm};
+use kubenpu_sdk::{Ioctl, UsageNames, Vendor, drm};
 
 /// vgem, counting only `DRM_IOCTL_VGEM_FENCE_SIGNAL`.
 pub const VENDOR: Vendor = Vendor {
@@ -17,6 +17,7 @@ pub const VENDOR: Vendor = Vendor {
         "DRM_IOCTL_VGEM_FENCE_SIGNAL",
         drm::command(0x02),
     )],
+    usage_names: UsageNames::KERNEL,
 };
 
 kubenpu_sdk::export_vendor!(VENDOR);
