@@ -269,6 +269,26 @@ fn files_without_drm_keys_give_no_series() {
     );
 }
 
+#[test]
+fn processes_of_another_pid_namespace_are_noticed() {
+    let mut node = Node::new("i915");
+    // As cgroup.procs shows them to a reader outside their pid namespace:
+    // as 0, or not at all while the cgroup is populated.
+    node.pod(100, "zeroes", "main", &[0, 0]);
+    node.pod(200, "hidden", "main", &[]);
+    let hidden = node.dir.path().join("cgroup/200");
+    let only = |i: usize| Targets {
+        cgroups: vec![node.targets.cgroups[i].clone()],
+        ..node.targets.clone()
+    };
+    assert!(scan(&node.proc(), &only(0)).foreign);
+    fs::write(hidden.join("cgroup.events"), "populated 1\nfrozen 0\n").unwrap();
+    assert!(scan(&node.proc(), &only(1)).foreign);
+    // An empty cgroup is just empty.
+    fs::write(hidden.join("cgroup.events"), "populated 0\nfrozen 0\n").unwrap();
+    assert!(!scan(&node.proc(), &only(1)).foreign);
+}
+
 /// Where each driver's fixture samples are.
 fn fixture(driver: &str, sample: u32) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))

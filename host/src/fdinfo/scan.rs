@@ -67,8 +67,10 @@ pub struct Scan {
     /// Processes whose fds this agent may not read: another user's,
     /// without CAP_SYS_PTRACE.
     pub denied: Vec<u32>,
-    /// Whether `cgroup.procs` showed processes outside this agent's pid
-    /// namespace (as pid 0): it then cannot find their fds.
+    /// Whether a cgroup holds processes outside this agent's pid
+    /// namespace: `cgroup.procs` shows them as pid 0 (or, on newer
+    /// kernels, not at all, while `cgroup.events` says it is populated).
+    /// The reader cannot find their fds.
     pub foreign: bool,
 }
 
@@ -84,7 +86,7 @@ pub fn scan(proc_root: &Path, targets: &Targets) -> Scan {
             .lines()
             .filter_map(|l| l.trim().parse().ok())
             .collect();
-        scan.foreign |= pids.contains(&0);
+        scan.foreign |= pids.contains(&0) || (pids.is_empty() && hides_processes(dir));
         pids.retain(|&pid| pid != 0);
         pids.sort_unstable();
         pids.dedup();
@@ -93,6 +95,18 @@ pub fn scan(proc_root: &Path, targets: &Targets) -> Scan {
         }
     }
     scan
+}
+
+/// Whether cgroup `dir` lists no process although it is populated and has
+/// no child cgroup that could hold them: its processes are in another pid
+/// namespace than the reader's.
+fn hides_processes(dir: &Path) -> bool {
+    let populated = fs::read_to_string(dir.join("cgroup.events"))
+        .is_ok_and(|events| events.lines().any(|l| l.trim() == "populated 1"));
+    let has_children = fs::read_dir(dir)
+        .map(|entries| entries.flatten().any(|e| e.path().is_dir()))
+        .unwrap_or(true);
+    populated && !has_children
 }
 
 /// Reads the fdinfo of every fd of `pid` that is open on a claimed node.
