@@ -59,6 +59,12 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
         return Ok(());
     }
     let cgroup_root = preflight(config.cgroup_root.as_deref())?;
+    if config.fdinfo && !config.proc_root.join("stat").is_file() {
+        anyhow::bail!(
+            "--proc-root {} is not a proc filesystem (it has no stat file): give the node's /proc for --fdinfo to read",
+            config.proc_root.display()
+        );
+    }
     // Bound first, so a taken port is reported before anything is loaded;
     // /healthz answers while the rest starts.
     let listener = server::bind(config.listen).await?;

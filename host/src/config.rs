@@ -83,10 +83,10 @@ pub struct AgentConfig {
     pub fdinfo: bool,
     /// How often the fdinfo reader visits the processes of the counted
     /// cgroups.
-    #[arg(long, default_value = "10s", value_parser = parse_interval)]
+    #[arg(long, default_value = "10s", value_parser = parse_interval, requires = "fdinfo")]
     pub fdinfo_interval: Duration,
     /// The /proc the fdinfo reader visits.
-    #[arg(long, default_value = "/proc")]
+    #[arg(long, default_value = "/proc", requires = "fdinfo")]
     pub proc_root: PathBuf,
     /// Leave out calls by processes outside pods (by default they are
     /// counted with empty pod, namespace and container labels).
@@ -197,6 +197,17 @@ mod tests {
         let text = error(&["--series-grace", "999999999999999999m"]);
         assert!(text.contains("too long a duration"), "{text}");
         assert!(AgentConfig::try_parse_from(["kubenpu-agent", "--series-grace", "0s"]).is_ok());
+    }
+
+    #[test]
+    fn the_readers_settings_need_the_reader() {
+        for args in [["--fdinfo-interval", "5s"], ["--proc-root", "/host/proc"]] {
+            let text = error(&args);
+            assert!(text.contains("--fdinfo"), "{text}");
+        }
+        let config =
+            AgentConfig::try_parse_from(["kubenpu-agent", "--fdinfo", "--fdinfo-interval", "5s"]);
+        assert_eq!(config.unwrap().fdinfo_interval, Duration::from_secs(5));
     }
 
     #[test]

@@ -137,6 +137,20 @@ fn a_cgroup_root_that_is_not_cgroup2_is_refused() {
 }
 
 #[test]
+fn a_proc_root_that_is_not_procfs_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = agent(&["--fdinfo", "--proc-root", dir.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "kubenpu-agent: --proc-root {} is not a proc filesystem (it has no stat file): give the node's /proc for --fdinfo to read\n",
+            dir.path().display()
+        )
+    );
+}
+
+#[test]
 fn a_listen_address_must_be_host_and_port() {
     let out = agent(&["--listen", "8080"]);
     assert_eq!(out.status.code(), Some(2));

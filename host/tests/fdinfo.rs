@@ -283,10 +283,12 @@ fn processes_of_another_pid_namespace_are_noticed() {
     };
     assert!(scan(&node.proc(), &only(0)).foreign);
     fs::write(hidden.join("cgroup.events"), "populated 1\nfrozen 0\n").unwrap();
-    assert!(scan(&node.proc(), &only(1)).foreign);
+    let found = scan(&node.proc(), &only(1));
+    assert_eq!((found.foreign, found.hiding), (false, vec![200]));
     // An empty cgroup is just empty.
     fs::write(hidden.join("cgroup.events"), "populated 0\nfrozen 0\n").unwrap();
-    assert!(!scan(&node.proc(), &only(1)).foreign);
+    let found = scan(&node.proc(), &only(1));
+    assert_eq!((found.foreign, found.hiding), (false, vec![]));
 }
 
 /// Where each driver's fixture samples are.

@@ -34,6 +34,13 @@ fn the_reader_visits_pods_drm_fds_and_says_once_what_it_may_not_read() {
              grep CapEff /proc/$AGENT_PID/status > /shared/agent.caps
              in_cgroup other caps-setpriv --reuid 1000 --regid 1000 --clear-groups \
                kubenpu-workload syncobj-wait:$VIRTIO_RENDER:150:20 > /shared/other.json &
+             # While it runs, a visit counts it as denied.
+             tries=0
+             until busybox wget -q -O /shared/metrics-denied http://127.0.0.1:8080/metrics \
+                   && grep -qx 'kubenpu_fdinfo_denied_processes 1' /shared/metrics-denied; do
+               tries=$((tries + 1)); [ "$tries" -lt 300 ] || fail "no visit counted the other user's process"
+               sleep 0.1
+             done
              kubenpu-pods pod --dir "$CRI_DIR" --pod "gfx/holder/{UID}" \
                --image "$WORKLOAD_IMAGE" --device "$VIRTIO_RENDER" --mount /shared:/out \
                --container "hold=kubenpu-workload syncobj-wait:$VIRTIO_RENDER:150:20 > /out/hold.json" > /dev/null \

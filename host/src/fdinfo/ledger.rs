@@ -156,7 +156,10 @@ impl Ledger {
     /// Moves gone cgroup `from`'s busy time onto gone cgroup `into`, as
     /// the kernel's counters are merged.
     pub fn merge(&mut self, from: u64, into: u64) {
-        let moved: Vec<(BusyKey, f64)> = self.take_cgroup(from);
+        let moved: Vec<(BusyKey, f64)> = self
+            .busy
+            .extract_if(.., |key, _| key.cgroup == from)
+            .collect();
         for (key, seconds) in moved {
             *self
                 .busy
@@ -168,18 +171,10 @@ impl Ledger {
         }
     }
 
-    /// Forgets cgroup `id`, whose grace period is over.
+    /// Forgets cgroup `id`, whose grace period is over (its memory went
+    /// with its last process).
     pub fn remove(&mut self, id: u64) {
-        self.take_cgroup(id);
-        self.memory.retain(|key, _| key.cgroup != id);
-    }
-
-    fn take_cgroup(&mut self, id: u64) -> Vec<(BusyKey, f64)> {
-        let (taken, kept) = std::mem::take(&mut self.busy)
-            .into_iter()
-            .partition(|(key, _)| key.cgroup == id);
-        self.busy = kept;
-        taken.into_iter().collect()
+        self.busy.retain(|key, _| key.cgroup != id);
     }
 
     /// Busy seconds per cgroup, device and engine class.

@@ -24,8 +24,8 @@ use std::{
 
 use tracing::warn;
 
-pub use ledger::{BusyKey, Ledger, MemoryKey};
-pub use parse::{ClientStats, MemoryState, parse};
+use ledger::Ledger;
+pub use parse::{ClientStats, MemoryState};
 pub use scan::{DeviceLabels, Scan, Sighting, Targets, scan};
 
 use crate::attribution::Owner;
@@ -65,6 +65,8 @@ pub struct FdinfoView {
     pub last_scan: Duration,
     /// fdinfo files read since the agent started.
     pub files_read: u64,
+    /// Processes whose open files the last scan might not read.
+    pub denied: usize,
 }
 
 /// The reader's state in the agent's loop.
@@ -74,8 +76,11 @@ pub struct Reader {
     ledger: Ledger,
     last_scan: Duration,
     files_read: u64,
-    /// Processes whose fds were denied, said once each while they last.
-    denied: HashSet<u32>,
+    /// Processes the last scan might not read.
+    denied: usize,
+    /// Cgroups the last scan found populated yet listing no process.
+    hiding: HashSet<u64>,
+    said_denied: bool,
     said_foreign: bool,
 }
 
@@ -87,7 +92,9 @@ impl Reader {
             ledger: Ledger::default(),
             last_scan: Duration::ZERO,
             files_read: 0,
-            denied: HashSet::new(),
+            denied: 0,
+            hiding: HashSet::new(),
+            said_denied: false,
             said_foreign: false,
         }
     }
@@ -98,18 +105,28 @@ impl Reader {
     }
 
     /// Takes a scan that took `took` and ended at `now` (CLOCK_BOOTTIME).
-    /// Each process it may not read is logged once, not at every scan.
+    /// What keeps it from reading is said once, not at every scan nor for
+    /// every process: the denied count stays in the metrics.
     pub fn take(&mut self, scan: Scan, took: Duration, now: Duration) {
         self.last_scan = took;
         self.files_read += scan.files_read;
-        let denied: HashSet<u32> = scan.denied.into_iter().collect();
-        for pid in denied.difference(&self.denied) {
+        self.denied = scan.denied.len();
+        if let (Some(pid), false) = (scan.denied.first(), self.said_denied) {
+            self.said_denied = true;
+            let others = match self.denied - 1 {
+                0 => String::new(),
+                n => format!(" and {n} other(s)"),
+            };
             warn!(
-                "fdinfo: may not read the open files of process {pid} (another user's): grant CAP_SYS_PTRACE to measure its DRM clients"
+                "fdinfo: may not read the open files of process {pid}{others} (another user's): grant CAP_SYS_PTRACE to measure their DRM clients (kubenpu_fdinfo_denied_processes counts them)"
             );
         }
-        self.denied = denied;
-        if scan.foreign && !self.said_foreign {
+        // A cgroup can look populated and empty for a moment while its
+        // last process exits; twice running, its processes are hidden.
+        let hiding: HashSet<u64> = scan.hiding.into_iter().collect();
+        let hidden = hiding.intersection(&self.hiding).next().is_some();
+        self.hiding = hiding;
+        if (scan.foreign || hidden) && !self.said_foreign {
             self.said_foreign = true;
             warn!(
                 "fdinfo: cgroup.procs shows processes outside this agent's pid namespace: run it in the host's (hostPID) to measure their DRM clients"
@@ -148,6 +165,7 @@ impl Reader {
             }),
             last_scan: self.last_scan,
             files_read: self.files_read,
+            denied: self.denied,
         }
     }
 }

@@ -63,8 +63,8 @@ pub struct ClientStats {
     /// `drm-engine-capacity-<class>`: engines in the class (1 if absent).
     pub capacity: BTreeMap<String, u64>,
     /// Bytes per region and state; amdgpu's legacy `drm-memory-<region>`
-    /// (before Linux 6.13) is the resident state, as the specification
-    /// defines it.
+    /// (its only memory keys before Linux 6.11) is the resident state, as
+    /// the specification defines it, where the standard key is absent.
     pub memory: BTreeMap<(String, MemoryState), u64>,
 }
 

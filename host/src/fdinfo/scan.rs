@@ -67,11 +67,13 @@ pub struct Scan {
     /// Processes whose fds this agent may not read: another user's,
     /// without CAP_SYS_PTRACE.
     pub denied: Vec<u32>,
-    /// Whether a cgroup holds processes outside this agent's pid
-    /// namespace: `cgroup.procs` shows them as pid 0 (or, on newer
-    /// kernels, not at all, while `cgroup.events` says it is populated).
-    /// The reader cannot find their fds.
+    /// Whether `cgroup.procs` showed processes outside this agent's pid
+    /// namespace, as pid 0: the reader cannot find their fds.
     pub foreign: bool,
+    /// Cgroups that list no process although `cgroup.events` says they
+    /// are populated and they have no child cgroup: newer kernels leave
+    /// out, rather than show as 0, processes of other pid namespaces.
+    pub hiding: Vec<u64>,
 }
 
 /// Visits the processes of `targets.cgroups` in the `/proc` at
@@ -86,7 +88,10 @@ pub fn scan(proc_root: &Path, targets: &Targets) -> Scan {
             .lines()
             .filter_map(|l| l.trim().parse().ok())
             .collect();
-        scan.foreign |= pids.contains(&0) || (pids.is_empty() && hides_processes(dir));
+        scan.foreign |= pids.contains(&0);
+        if pids.is_empty() && hides_processes(dir) {
+            scan.hiding.push(*cgroup);
+        }
         pids.retain(|&pid| pid != 0);
         pids.sort_unstable();
         pids.dedup();
@@ -97,9 +102,8 @@ pub fn scan(proc_root: &Path, targets: &Targets) -> Scan {
     scan
 }
 
-/// Whether cgroup `dir` lists no process although it is populated and has
-/// no child cgroup that could hold them: its processes are in another pid
-/// namespace than the reader's.
+/// Whether cgroup `dir`, which lists no process, is populated and has no
+/// child cgroup that could hold its processes.
 fn hides_processes(dir: &Path) -> bool {
     let populated = fs::read_to_string(dir.join("cgroup.events"))
         .is_ok_and(|events| events.lines().any(|l| l.trim() == "populated 1"));

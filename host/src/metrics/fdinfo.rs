@@ -59,6 +59,12 @@ pub fn encode(view: &FdinfoView, encoder: &mut DescriptorEncoder) -> Result<(), 
         None,
         MetricType::Gauge,
     )?)?;
+    ConstGauge::new(view.denied as i64).encode(encoder.encode_descriptor(
+        "kubenpu_fdinfo_denied_processes",
+        "Processes of counted pods whose open files the fdinfo reader's last visit might not read (another user's, without CAP_SYS_PTRACE): their DRM clients are not measured.",
+        None,
+        MetricType::Gauge,
+    )?)?;
     ConstCounter::new(view.files_read).encode(encoder.encode_descriptor(
         "kubenpu_fdinfo_files_read",
         "fdinfo files the reader read (one per fd open on a claimed device, per visit).",
@@ -111,6 +117,7 @@ mod tests {
             .into(),
             last_scan: Duration::from_millis(3),
             files_read: 7,
+            denied: 2,
         };
         let snapshot = Snapshot {
             fdinfo: Some(view),
@@ -122,6 +129,7 @@ mod tests {
             r#"kubenpu_device_memory_bytes{pod="train",namespace="ml",container="main",device="0000:03:00.0",vendor="xe",region="vram0",state="resident"} 4096"#,
             "kubenpu_fdinfo_scrape_seconds 0.003",
             "kubenpu_fdinfo_files_read_total 7",
+            "kubenpu_fdinfo_denied_processes 2",
         ] {
             assert!(text.lines().any(|l| l == line), "no {line:?} in\n{text}");
         }
