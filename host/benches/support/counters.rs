@@ -1,0 +1,43 @@
+//! The counters map as a scrape finds it, for the map read benchmarks
+//! (criterion's on this machine, `map_read_scaling` in the VM): made from
+//! the embedded object's own definition (16,384 keys, the agent's
+//! default), with `keys` keys of pods' cgroups on four devices, three
+//! ioctls each.
+
+use aya::{
+    maps::{Map, MapData, PerCpuHashMap, PerCpuValues},
+    util::nr_cpus,
+};
+use kubenpu::program::OBJECT;
+use kubenpu_ebpf::{CountKey, CountValue, map};
+
+/// The counters map with `keys` keys, each holding a value on every
+/// possible CPU. Exits with one line if the map cannot be made (not root).
+pub fn counters_with(keys: usize) -> Map {
+    let object = aya_obj::Object::parse(OBJECT).expect("the embedded object parses");
+    let definition = object.maps[map::COUNTS].clone();
+    let data = MapData::create(definition, map::COUNTS, None).unwrap_or_else(|e| {
+        eprintln!("map_read: cannot create the counters map: {e} (run it as root)");
+        std::process::exit(1)
+    });
+    let mut map = Map::PerCpuHashMap(data);
+    let mut counts: PerCpuHashMap<&mut MapData, CountKey, CountValue> =
+        PerCpuHashMap::try_from(&mut map).expect("a per-CPU hash");
+    let cpus = nr_cpus().expect("the possible CPUs");
+    for i in 0..keys {
+        let key = CountKey {
+            cgroup_id: 10_000 + (i / 12) as u64,
+            dev: (226 << 20) | (128 + (i / 3 % 4) as u32),
+            nr: 0x40 + (i % 3) as u32,
+        };
+        let value = CountValue {
+            calls: i as u64 + 1,
+            failed: 1,
+            ns: 35_000 * (i as u64 + 1),
+            bytes: 4096,
+        };
+        let values = PerCpuValues::try_from(vec![value; cpus]).expect("one per CPU");
+        counts.insert(key, values, 0).expect("room for the key");
+    }
+    map
+}
