@@ -336,7 +336,9 @@ fn counts_survive_an_agent_killed_mid_workload(kernel: Kernel) {
     let id = results.cgroup_id("r");
     assert_eq!(
         counts.get(&(id, results.issued(&["r"])[0].1.clone(), 0x48)),
-        Some(&1_000_000)
+        Some(&1_000_000),
+        "{kernel}: losses {losses:?}; agent log:\n{}",
+        results.file("agent.log")
     );
     assert!(losses.values().all(|&n| n == 0), "{losses:?}");
     assert_eq!(
