@@ -161,11 +161,35 @@ fn measured(results: &Results, name: &str) -> Counters {
 }
 
 /// The counter of `cgroup` for what the workload issued on `device` (its
-/// number `nr`).
+/// number `nr`); zeros if the kernel counted none of it.
 fn counter_of(counters: &Counters, cgroup: u64, device: &str, nr: u64) -> Measured {
-    *counters
+    counters
         .get(&(cgroup, device.to_owned(), nr))
-        .unwrap_or_else(|| panic!("no counter for {device} {nr:#x}: {counters:?}"))
+        .copied()
+        .unwrap_or_default()
+}
+
+/// Whether an item's counter is whole. On a kernel that preempts kernel
+/// code (sid), a kprobe-type hook skips the calls that come while the
+/// agent's own bpf(2) map access on that CPU is preempted: each is counted
+/// as a `recursion` loss, never silently. An item short of calls is
+/// checked against those losses (`short` adds up its shortfall), not
+/// field by field.
+fn whole(calls: u64, counted: u64, short: &mut u64) -> bool {
+    *short += calls.saturating_sub(counted);
+    counted == calls
+}
+
+/// Every call short of its counter was skipped by the kernel and counted
+/// as such, and nothing else was lost.
+fn shortfall_is_counted(kernel: Kernel, short: u64, losses: &BTreeMap<String, u64>) {
+    assert_eq!(short, losses["recursion"], "{kernel}: {losses:?}");
+    assert!(
+        losses
+            .iter()
+            .all(|(reason, &n)| n == 0 || reason == "recursion"),
+        "{kernel}: {losses:?}"
+    );
 }
 
 /// What one workload item reported: `(device, nr, calls, failed, bytes)`.
@@ -192,8 +216,12 @@ fn reported(results: &Results, cgroup: &str) -> Vec<Reported> {
 }
 
 /// Runs the workload with `plan` in one cgroup under the agent (`auto`);
-/// returns the counters, the cgroup's id and what the workload reported.
-fn issue_in_a_cgroup(kernel: Kernel, plan: &str) -> (Counters, u64, Vec<Reported>) {
+/// returns the counters, the losses, the cgroup's id and what the
+/// workload reported.
+fn issue_in_a_cgroup(
+    kernel: Kernel,
+    plan: &str,
+) -> (Counters, BTreeMap<String, u64>, u64, Vec<Reported>) {
     let results = run(
         kernel,
         &format!(
@@ -206,6 +234,7 @@ fn issue_in_a_cgroup(kernel: Kernel, plan: &str) -> (Counters, u64, Vec<Reported
     );
     (
         measured(&results, "final"),
+        results.counts("final").1,
         results.cgroup_id("w"),
         reported(&results, "w"),
     )
@@ -215,21 +244,20 @@ fn issue_in_a_cgroup(kernel: Kernel, plan: &str) -> (Counters, u64, Vec<Reported
 /// exactly as many as the workload saw fail, under every hook `auto`
 /// picks, on every kernel: syncobjs are not needed.
 fn failed_calls_are_counted_exactly(kernel: Kernel) {
-    let (counters, id, items) = issue_in_a_cgroup(
+    let (counters, losses, id, items) = issue_in_a_cgroup(
         kernel,
         "$VIRTIO_RENDER:0x48:500 $VGEM_CARD:0x41:300 $VIRTIO_CARD:0x42:200",
     );
     assert_eq!(items.len(), 3);
-    let mut failures = 0;
+    let (mut failures, mut short) = (0, 0);
     for (device, nr, calls, failed, _) in items {
         let (counted, counted_failed, _, _) = counter_of(&counters, id, &device, nr);
-        assert_eq!(
-            (counted, counted_failed),
-            (calls, failed),
-            "{kernel} {device} {nr:#x}"
-        );
+        if whole(calls, counted, &mut short) {
+            assert_eq!(counted_failed, failed, "{kernel} {device} {nr:#x}");
+        }
         failures += failed;
     }
+    shortfall_is_counted(kernel, short, &losses);
     assert!(
         failures >= 500,
         "the zero-handle waits must fail: {failures}"
@@ -242,23 +270,26 @@ fn failed_calls_are_counted_exactly(kernel: Kernel) {
 /// failed allocations (a zero-sized dumb buffer; a blob resource, which
 /// this virtio-gpu does not offer) add none.
 fn allocations_count_the_bytes_the_kernel_reported(kernel: Kernel) {
-    let (counters, id, items) = issue_in_a_cgroup(
+    let (counters, losses, id, items) = issue_in_a_cgroup(
         kernel,
         "dumb:$VIRTIO_CARD:64x64x32,100x30x32,0x0x32 dumb:$VGEM_CARD:640x480x32,33x7x8 \
          resource:$VIRTIO_RENDER:4096,65536,12288 blob:$VIRTIO_RENDER:4096,8192",
     );
     assert_eq!(items.len(), 4);
-    let mut total = 0;
+    let (mut total, mut short) = (0, 0);
     for (device, nr, calls, failed, bytes) in &items {
         let (counted, counted_failed, _, counted_bytes) = counter_of(&counters, id, device, *nr);
         eprintln!("{kernel} {device} {nr:#x}: {counted_bytes} bytes counted, {bytes} reported");
-        assert_eq!(
-            (counted, counted_failed, counted_bytes),
-            (*calls, *failed, *bytes),
-            "{kernel} {device} {nr:#x}"
-        );
+        if whole(*calls, counted, &mut short) {
+            assert_eq!(
+                (counted_failed, counted_bytes),
+                (*failed, *bytes),
+                "{kernel} {device} {nr:#x}"
+            );
+        }
         total += bytes;
     }
+    shortfall_is_counted(kernel, short, &losses);
     // The zero-sized dumb buffer failed and added nothing (virtio-gpu
     // takes 32 bits per pixel only).
     assert_eq!(items[0].3, 1, "{items:?}");
