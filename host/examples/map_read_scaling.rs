@@ -5,8 +5,12 @@
 //! `map_read CPUS KEYS MEDIAN_US MIN_US MAX_US`, CPUS being the possible
 //! CPUs (what a per-CPU map holds a value for).
 //!
-//! Run by `scripts/bench` in the VM at several vCPU counts, as root:
-//! `map_read_scaling 1000 10000`.
+//! Run it in the VM at several vCPU counts (the possible CPUs are the
+//! guest's), e.g. after `cargo build --release --target
+//! x86_64-unknown-linux-musl -p kubenpu --example map_read_scaling`:
+//! `target/release/kubenpu-vm run --kernel sid --cpus 64 --bin
+//! target/x86_64-unknown-linux-musl/release/examples/map_read_scaling --
+//! "map_read_scaling 1000 10000"`.
 
 use std::time::Instant;
 

@@ -174,9 +174,10 @@ fn counter_of(counters: &Counters, cgroup: u64, device: &str, nr: u64) -> Measur
 /// agent's own bpf(2) map access on that CPU is preempted: each is counted
 /// as a `recursion` loss, never silently. An item short of calls is
 /// checked against those losses (`short` adds up its shortfall), not
-/// field by field.
+/// field by field; one counted more often than called is always wrong.
 fn whole(calls: u64, counted: u64, short: &mut u64) -> bool {
-    *short += calls.saturating_sub(counted);
+    assert!(counted <= calls, "{counted} counted of {calls} calls");
+    *short += calls - counted;
     counted == calls
 }
 
