@@ -13,9 +13,9 @@
 //! SPDX-License-Identifier: GPL-2.0-only
 
 use aya_ebpf::helpers::{bpf_get_current_pid_tgid, bpf_ktime_get_ns};
-use kubenpu_ebpf::{CountKey, CountValue, Inflight, Loss};
+use kubenpu_ebpf::{CountKey, Inflight, Loss};
 
-use crate::{COUNTS, Field, INFLIGHT, add, lose, record_duration, size, value_field};
+use crate::{Field, INFLIGHT, add, counter, lose, record_duration, size, value_field};
 
 /// `-ERESTARTSYS`, `-ERESTARTNOINTR`, `-ERESTARTNOHAND` and
 /// `-ERESTART_RESTARTBLOCK`: kernel-internal, never seen by userspace.
@@ -84,25 +84,13 @@ pub fn conclude(call: &Inflight, failed: u64, ns: u64, bytes: u64) {
     record_duration(call.key.dev, call.kind, call.earlier_ns + ns);
 }
 
-/// Adds a return's measurements to its counter.
+/// Adds a return's measurements to its counter (made anew, with no call,
+/// if it went while the call ran: the cgroup was found gone and folded).
 #[inline(always)]
 fn measure(key: CountKey, failed: u64, ns: u64, bytes: u64) {
-    let value = match COUNTS.get_ptr_mut(key) {
-        Some(value) => value,
-        None => {
-            // Its counter went (the cgroup was found gone and folded while
-            // the call ran): start this CPU's anew, with no call.
-            let first = CountValue {
-                calls: 0,
-                failed,
-                ns,
-                bytes,
-            };
-            if COUNTS.insert(key, first, 0).is_err() {
-                lose(Loss::Unmeasured);
-            }
-            return;
-        }
+    let Some(value) = counter(key) else {
+        lose(Loss::Unmeasured);
+        return;
     };
     if failed != 0 {
         add(value_field(value, Field::Failed), failed);

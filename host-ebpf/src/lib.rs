@@ -8,7 +8,7 @@
 
 /// Bumped whenever a map's key, value or meaning changes: an agent finding
 /// pinned maps of another layout replaces them instead of adopting them.
-pub const LAYOUT_VERSION: u32 = 3;
+pub const LAYOUT_VERSION: u32 = 4;
 
 /// The kernel function every DRM and accel driver routes ioctls through.
 pub const HOOKED_FUNCTION: &str = "drm_ioctl";
@@ -32,7 +32,8 @@ pub mod map {
     pub const DEVICES: &str = "DEVICES";
     /// [`IoctlKey`](super::IoctlKey) -> [`IoctlEntry`](super::IoctlEntry).
     pub const IOCTLS: &str = "IOCTLS";
-    /// [`CountKey`](super::CountKey) -> per-CPU [`CountValue`](super::CountValue).
+    /// [`CountKey`](super::CountKey) -> [`CountValue`](super::CountValue),
+    /// one value for all CPUs, added to atomically.
     pub const COUNTS: &str = "COUNTS";
     /// Thread id (`pid_tgid`) -> [`Inflight`](super::Inflight): the counted
     /// call a thread is inside, from the entry program to the exit one.
@@ -142,7 +143,7 @@ pub struct IoctlEntry {
 }
 
 /// What the kernel keeps per counted key: how many calls, how they ended,
-/// how long they took, how much they allocated. Per CPU; the agent sums.
+/// how long they took, how much they allocated. Shared by all CPUs.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CountValue {

@@ -7,10 +7,17 @@
 //! The fast path is two hash lookups that almost always miss: a call on a
 //! device that is not an accelerator, or with an ioctl number its vendor
 //! does not count, returns after them, and its exit after one more miss.
-//! A counted call adds one to a per-CPU counter atomically as it enters and
+//! A counted call adds one to its counter atomically as it enters and
 //! leaves its start time per thread; as it returns, the exit program adds
 //! its result, time and bytes. Only a key never seen before costs more (an
 //! insert and a note on the ring buffer, without waking the agent).
+//!
+//! A counter is one value shared by all CPUs, not one per CPU: a scrape
+//! then copies 32 bytes per key whatever the node's CPU count (per-CPU
+//! values made it copy, and the kernel preallocate, 32 bytes per key per
+//! possible CPU: 128 MiB for the default 16,384 keys on 256 CPUs). The
+//! price is that threads of one pod counting the same ioctl on the same
+//! device at once share a cache line.
 #![no_std]
 #![no_main]
 // The BPF target offers no atomic read-modify-write types; the intrinsic
@@ -49,7 +56,7 @@ const MAX_INFLIGHT: u32 = 16384;
 const MAX_DURATION_KEYS: u32 = 8192;
 
 #[map]
-static COUNTS: PerCpuHashMap<CountKey, CountValue> = PerCpuHashMap::pinned(DEFAULT_MAX_COUNTERS, 0);
+static COUNTS: HashMap<CountKey, CountValue> = HashMap::pinned(DEFAULT_MAX_COUNTERS, 0);
 #[map]
 static NOTES: RingBuf = RingBuf::pinned(NOTES_BYTES, 0);
 #[map]
@@ -128,27 +135,31 @@ fn enter(call: &filter::Call, nr: u32, entry: &IoctlEntry) {
 /// Counts one call of `key`.
 #[inline(always)]
 fn count(key: CountKey) {
+    match counter(key) {
+        Some(value) => add(value_field(value, Field::Calls), 1),
+        None => lose(Loss::MapFull),
+    }
+}
+
+/// The counter of `key`, made (zero) if it is new: then the cgroup's names
+/// are recorded and the agent is told of the key. `None` if the map is
+/// full.
+#[inline(always)]
+fn counter(key: CountKey) -> Option<*mut CountValue> {
     if let Some(value) = COUNTS.get_ptr_mut(key) {
-        add(value_field(value, Field::Calls), 1);
-        return;
+        return Some(value);
     }
-    let first = CountValue {
-        calls: 1,
-        ..CountValue::default()
-    };
-    match COUNTS.insert(key, first, BPF_NOEXIST as u64) {
-        Ok(()) => {
-            names::record(key.cgroup_id);
-            if NOTES.output::<CountKey>(key, BPF_RB_NO_WAKEUP).is_err() {
-                lose(Loss::RingbufFull);
-            }
+    // NOEXIST: a key another CPU made meanwhile keeps what it counted.
+    if COUNTS
+        .insert(key, CountValue::default(), BPF_NOEXIST as u64)
+        .is_ok()
+    {
+        names::record(key.cgroup_id);
+        if NOTES.output::<CountKey>(key, BPF_RB_NO_WAKEUP).is_err() {
+            lose(Loss::RingbufFull);
         }
-        // Another CPU inserted the key meanwhile: this CPU's slot exists now.
-        Err(_) => match COUNTS.get_ptr_mut(key) {
-            Some(value) => add(value_field(value, Field::Calls), 1),
-            None => lose(Loss::MapFull),
-        },
     }
+    COUNTS.get_ptr_mut(key)
 }
 
 /// The fields of a [`CountValue`], for atomic adds to one of them.
@@ -173,7 +184,7 @@ fn value_field(value: *mut CountValue, field: Field) -> *mut u64 {
     }
 }
 
-/// Atomic even on a per-CPU counter: a preempted program may share it.
+/// Atomic: every CPU adds to the same counter.
 #[inline(always)]
 fn add(counter: *mut u64, amount: u64) {
     // SAFETY: a valid, aligned map value pointer for this program run.

@@ -1,12 +1,12 @@
 //! What the kernel side of one scrape of `/metrics` costs the agent: the
-//! agent's own reader fetching the per-CPU counters map in batches and
-//! summing each key's values, at 100, 1 000 and 10 000 keys, in a map made from the
-//! embedded object's own definition (16 384 keys, the agent's default).
+//! agent's own reader fetching the counters map in batches, at 100, 1 000
+//! and 10 000 keys, in a map made from the embedded object's own
+//! definition (16 384 keys, the agent's default).
 //!
 //! Only the map is created, no program is loaded, so this runs on any
 //! kernel that creates BPF maps, this machine's included. It needs
-//! CAP_BPF: run it as root. The cost grows with the number of possible
-//! CPUs (each key holds one u64 per CPU); BENCHMARKS.md names the count.
+//! CAP_BPF: run it as root. Each key holds one value for all CPUs, so the
+//! CPU count does not enter; `map_read_scaling` shows it in the VM.
 
 use criterion::{BenchmarkId, Criterion, criterion_main};
 use kubenpu::probe::sum_counts;

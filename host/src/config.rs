@@ -94,13 +94,14 @@ pub struct AgentConfig {
     pub exclude_outside_pods: bool,
 }
 
-/// The most counters the kernel map may be asked to hold. The per-CPU
-/// hash is preallocated: every key takes one value per possible CPU.
+/// The most counters the kernel map may be asked to hold. The hash is
+/// preallocated, and the names map beside it holds a cgroup's path per
+/// counted cgroup.
 pub const MAX_COUNTERS: u32 = 1 << 20;
 
-/// Kernel memory the counters map preallocates per key, besides its
-/// per-CPU values: the hash element's header and the 16-byte key.
-const BYTES_PER_KEY: u64 = 64;
+/// Kernel memory the counters map preallocates per key: the hash
+/// element's header, the 16-byte key and the 32-byte value.
+const BYTES_PER_KEY: u64 = 64 + size_of::<kubenpu_ebpf::CountValue>() as u64;
 
 /// `--max-counters`: at least 1, at most [`MAX_COUNTERS`].
 fn parse_max_counters(text: &str) -> Result<u32, String> {
@@ -111,11 +112,9 @@ fn parse_max_counters(text: &str) -> Result<u32, String> {
         return Err("the map must hold at least 1 counter".into());
     }
     if keys > u64::from(MAX_COUNTERS) {
-        let cpus = aya::util::nr_cpus().map_or(1, |n| n as u64);
-        let value = size_of::<kubenpu_ebpf::CountValue>() as u64;
-        let bytes = keys.saturating_mul(BYTES_PER_KEY + value * cpus);
+        let bytes = keys.saturating_mul(BYTES_PER_KEY);
         return Err(format!(
-            "{keys} counters would preallocate about {} MiB of kernel memory on this node's {cpus} possible CPUs; at most {MAX_COUNTERS} are allowed",
+            "{keys} counters would preallocate about {} MiB of kernel memory; at most {MAX_COUNTERS} are allowed",
             bytes >> 20
         ));
     }

@@ -19,6 +19,10 @@ macro_rules! on_every_kernel {
     };
 }
 
+// The oldest and the newest kernel: kprobe, and kprobe.multi on a kernel
+// that preempts kernel code.
+on_kernels!([bookworm => Bookworm, sid => Sid]: every_vcpu_counts_into_the_same_keys_and_the_scrape_is_exact);
+
 // kprobe.multi needs fprobe: Debian's 6.12 and newer, not 6.1.
 on_kernels!([bookworm_backports => BookwormBackports, sid => Sid]: exact_counts_with_kprobe_multi);
 
@@ -155,6 +159,81 @@ fn every_thread_is_counted_under_every_hook(kernel: Kernel) {
         auto[0].contains("runs with preemption disabled"),
         "{auto:?}"
     );
+}
+
+/// vCPUs of the shared-counter test: every one adds to the same keys.
+const SPREAD_CPUS: u32 = 8;
+
+/// Sixteen threads, two pinned to each of eight vCPUs, count the same two
+/// ioctls on one fd each in one cgroup: every call adds to one of two
+/// counters from every CPU at once. What `/metrics` exports is what the
+/// kernel counted, and that is every call, or a call the kernel skipped
+/// and counted as such.
+fn every_vcpu_counts_into_the_same_keys_and_the_scrape_is_exact(kernel: Kernel) {
+    let threads = 2 * SPREAD_CPUS;
+    let results = run_with(
+        kernel,
+        |vm| vm.cpus(SPREAD_CPUS).timeout(std::time::Duration::from_secs(600)),
+        &format!(
+            "[ \"$(nproc)\" = {SPREAD_CPUS} ] || fail \"$(nproc) vCPUs, not {SPREAD_CPUS}\"
+             start_agent
+             issue spread --threads {threads} --spread $VIRTIO_RENDER:0x48:{CALLS_PER_THREAD} $VGEM_RENDER:0x41:{CALLS_PER_THREAD}
+             snapshot final
+             # Until the agent has named the cgroup (outside any pod) and
+             # exports what the snapshot holds.
+             counted=$(kubenpuctl counts | awk '$1 != \"lost\" && $1 != \"unmeasured\" {{s += $4}} END {{print s + 0}}')
+             tries=0
+             until busybox wget -q -O /shared/metrics http://127.0.0.1:8080/metrics \\
+                   && [ \"$(grep '^kubenpu_ioctl_total{{pod=\"\"' /shared/metrics | awk '{{s += $NF}} END {{print s + 0}}')\" = \"$counted\" ]; do
+               tries=$((tries + 1)); [ $tries -lt 300 ] || break
+               sleep 0.1
+             done
+             stop_agent
+             cp $AGENT_LOG /shared/agent.log"
+        ),
+    );
+    let (counts, losses) = results.counts("final");
+    let issued = 2 * u64::from(threads) * CALLS_PER_THREAD;
+    let expected = results.expected("final", &["spread"]);
+    assert_eq!(
+        expected.values().sum::<u64>(),
+        issued,
+        "both ioctls are counted ones: {expected:?}"
+    );
+    assert_eq!(
+        counts.len(),
+        2,
+        "two keys, shared by every vCPU: {counts:?}"
+    );
+    let counted: u64 = counts.values().sum();
+    // Only the kernel's own skips may miss a call: on a kernel that
+    // preempts kernel code, while the agent's bpf(2) map access on that
+    // CPU holds `bpf_prog_active` (see every_thread_is_counted_...).
+    assert!(
+        losses
+            .iter()
+            .all(|(reason, &n)| n == 0 || reason == "recursion"),
+        "{losses:?}"
+    );
+    assert_eq!(
+        counted + losses["recursion"],
+        issued,
+        "{kernel}: every call counted or counted as skipped ({losses:?})"
+    );
+    if kernel == Kernel::Bookworm {
+        assert_eq!(counts, expected, "6.1 never preempts kernel code");
+    }
+    let metrics = results.file("metrics");
+    let exported: u64 = metrics
+        .lines()
+        .filter(|l| l.starts_with(r#"kubenpu_ioctl_total{pod="""#))
+        .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(
+        exported, counted,
+        "/metrics exports what the kernel counted:\n{metrics}"
+    );
+    eprintln!("{kernel}: {counted} of {issued} counted on {SPREAD_CPUS} vCPUs, {losses:?}");
 }
 
 fn exact_counts_with_kprobe(kernel: Kernel) {

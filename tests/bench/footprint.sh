@@ -33,9 +33,7 @@ for round in $(seq "$ROUNDS"); do
   out=$(kubenpu-workload "$VIRTIO_RENDER:0x48:$CALLS")
   busy_ms=$(($(uptime_ms) - t0))
   echo "cpu-busy $round $((($(cpu_ticks "$AGENT_PID") - c0) * 1000 * 1000 / HZ / busy_ms))"
-  ns=$(echo "$out" | sed 's/.*"elapsed_ns":\([0-9]*\).*/\1/')
-  device=$(echo "$out" | sed 's/.*"device":"\([^"]*\)".*/\1/')
-  echo "rate $round $CALLS $ns $(counted "$device" 0x48) $(lost)"
+  echo "rate $round $CALLS $(field elapsed_ns "$out") $(counted "$(field device "$out")" 0x48) $(lost)"
   stop_agent
 done
 kubenpu-agent --cleanup > /dev/null 2>&1

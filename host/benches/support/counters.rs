@@ -4,15 +4,12 @@
 //! default), with `keys` keys of pods' cgroups on four devices, three
 //! ioctls each.
 
-use aya::{
-    maps::{Map, MapData, PerCpuHashMap, PerCpuValues},
-    util::nr_cpus,
-};
+use aya::maps::{HashMap, Map, MapData};
 use kubenpu::program::OBJECT;
 use kubenpu_ebpf::{CountKey, CountValue, map};
 
-/// The counters map with `keys` keys, each holding a value on every
-/// possible CPU. Exits with one line if the map cannot be made (not root).
+/// The counters map with `keys` keys. Exits with one line if the map
+/// cannot be made (not root).
 pub fn counters_with(keys: usize) -> Map {
     let object = aya_obj::Object::parse(OBJECT).expect("the embedded object parses");
     let definition = object.maps[map::COUNTS].clone();
@@ -20,10 +17,9 @@ pub fn counters_with(keys: usize) -> Map {
         eprintln!("map_read: cannot create the counters map: {e} (run it as root)");
         std::process::exit(1)
     });
-    let mut map = Map::PerCpuHashMap(data);
-    let mut counts: PerCpuHashMap<&mut MapData, CountKey, CountValue> =
-        PerCpuHashMap::try_from(&mut map).expect("a per-CPU hash");
-    let cpus = nr_cpus().expect("the possible CPUs");
+    let mut map = Map::HashMap(data);
+    let mut counts: HashMap<&mut MapData, CountKey, CountValue> =
+        HashMap::try_from(&mut map).expect("a hash map");
     for i in 0..keys {
         let key = CountKey {
             cgroup_id: 10_000 + (i / 12) as u64,
@@ -36,8 +32,7 @@ pub fn counters_with(keys: usize) -> Map {
             ns: 35_000 * (i as u64 + 1),
             bytes: 4096,
         };
-        let values = PerCpuValues::try_from(vec![value; cpus]).expect("one per CPU");
-        counts.insert(key, values, 0).expect("room for the key");
+        counts.insert(key, value, 0).expect("room for the key");
     }
     map
 }

@@ -1,7 +1,7 @@
 //! The Prometheus exposition: what operators see.
 //!
 //! The agent's loop takes a [`Snapshot`] of everything it knows at scrape
-//! time (counts read from the kernel's per-CPU maps and folded per pod, the
+//! time (counts read from the kernel's maps and folded per pod, the
 //! device table, losses) and [`render`] encodes it, in OpenMetrics or the
 //! classic text format as the scraper asks.
 

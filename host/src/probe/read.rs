@@ -1,11 +1,13 @@
-//! Reading what the programs counted. Counts are per-CPU in the kernel and
-//! summed here, so the in-kernel increment never contends across CPUs.
+//! Reading what the programs counted. A counter is one value per key in
+//! the kernel, so a scrape copies the same bytes on a node of 2 CPUs or
+//! 256; the duration histogram and the losses stay per CPU (their keys are
+//! per device, not per pod, so few) and are summed here.
 
 use std::{borrow::Borrow, os::fd::AsFd as _, path::Path};
 
 use aya::{
     Ebpf,
-    maps::{Map, MapData, PerCpuArray, PerCpuHashMap, RingBuf},
+    maps::{HashMap, Map, MapData, PerCpuArray, PerCpuHashMap, RingBuf},
 };
 use kubenpu_ebpf::{CountKey, CountValue, DurationKey, Loss, map};
 
@@ -56,7 +58,7 @@ pub fn pinned(pin_dir: &Path) -> Result<Reading, ProbeError> {
             ))
         })
     };
-    let counters = sum_counts(&Map::PerCpuHashMap(open(map::COUNTS)?))?;
+    let counters = sum_counts(&Map::HashMap(open(map::COUNTS)?))?;
     let durations = sum_durations(&Map::PerCpuHashMap(open(map::DURATIONS)?))?;
     let losses = PerCpuArray::try_from(Map::PerCpuArray(open(map::LOSSES)?)).map_err(other)?;
     reading(counters, durations, losses, pin_dir)
@@ -84,8 +86,8 @@ fn reading<T: Borrow<MapData>>(
     })
 }
 
-/// Every key of the counters map with its per-CPU values summed, in key
-/// order: what a scrape reads from the kernel.
+/// Every key of the counters map with its value, in key order: what a
+/// scrape reads from the kernel.
 pub fn sum_counts(counts: &Map) -> Result<Vec<Counter>, ProbeError> {
     let mut all: Vec<Counter> = summed(counts)?
         .into_iter()
@@ -103,29 +105,34 @@ pub fn sum_durations(durations: &Map) -> Result<Vec<(DurationKey, u64)>, ProbeEr
     Ok(all)
 }
 
-/// Every key of a per-CPU hash with its values summed. Batched where the
-/// kernel allows it; key by key where it does not, or where a batch
-/// failed (a bucket's lock timing out, or a map of another shape, which
-/// aya's typed map then names), so the scrape still answers.
-fn summed<K: aya::Pod, V: syscall::PerCpuValue>(map: &Map) -> Result<Vec<(K, V)>, ProbeError> {
-    let Map::PerCpuHashMap(data) = map else {
-        return Err(other("not a per-CPU hash"));
+/// Every key of a counter map (a hash, or a per-CPU hash whose values are
+/// summed). Batched where the kernel allows it; key by key where it does
+/// not, or where a batch failed (a bucket's lock timing out, or a map of
+/// another shape, which aya's typed map then names), so the scrape still
+/// answers.
+fn summed<K: aya::Pod, V: syscall::CounterValue>(map: &Map) -> Result<Vec<(K, V)>, ProbeError> {
+    let (Map::HashMap(data) | Map::PerCpuHashMap(data)) = map else {
+        return Err(other("not a hash map of counters"));
     };
-    match syscall::summed_per_cpu(data.fd().as_fd()) {
+    match syscall::summed_counters(data.fd().as_fd()) {
         Ok(Some(batched)) => Ok(batched),
-        Ok(None) | Err(_) => key_by_key(&PerCpuHashMap::try_from(map).map_err(other)?),
+        Ok(None) | Err(_) => key_by_key(map),
     }
 }
 
-/// A per-CPU hash read with aya's iteration: two `bpf(2)` calls per key.
-fn key_by_key<K: aya::Pod, V: syscall::PerCpuValue>(
-    map: &PerCpuHashMap<&MapData, K, V>,
-) -> Result<Vec<(K, V)>, ProbeError> {
-    map.iter()
+/// A counter map read with aya's iteration: two `bpf(2)` calls per key.
+fn key_by_key<K: aya::Pod, V: syscall::CounterValue>(map: &Map) -> Result<Vec<(K, V)>, ProbeError> {
+    if let Map::HashMap(_) = map {
+        let shared: HashMap<&MapData, K, V> = HashMap::try_from(map).map_err(other)?;
+        return shared.iter().collect::<Result<_, _>>().map_err(other);
+    }
+    let per_cpu: PerCpuHashMap<&MapData, K, V> = PerCpuHashMap::try_from(map).map_err(other)?;
+    per_cpu
+        .iter()
         .map(|entry| {
-            entry.map(|(key, per_cpu)| {
+            entry.map(|(key, values)| {
                 let mut sum = V::default();
-                for value in per_cpu.iter() {
+                for value in values.iter() {
                     sum.accumulate(value);
                 }
                 (key, sum)
@@ -173,14 +180,14 @@ pub fn live(ebpf: &Ebpf, pin_dir: &Path) -> Result<Reading, ProbeError> {
 /// The counters map's fd and every counter of cgroup `id`.
 fn counters_of(ebpf: &Ebpf, id: u64) -> Result<(&MapData, Vec<Counter>), ProbeError> {
     match ebpf.map(map::COUNTS) {
-        Some(map @ Map::PerCpuHashMap(data)) => {
+        Some(map @ Map::HashMap(data)) => {
             let mine = sum_counts(map)?
                 .into_iter()
                 .filter(|c| c.key.cgroup_id == id)
                 .collect();
             Ok((data, mine))
         }
-        _ => Err(other("no per-CPU hash COUNTS map")),
+        _ => Err(other("no hash map COUNTS")),
     }
 }
 
@@ -192,13 +199,13 @@ pub fn merge_cgroup(ebpf: &Ebpf, from: u64, into: u64) -> Result<(), ProbeError>
     let fd = data.fd().as_fd();
     for counter in counters {
         if let Some(value) =
-            syscall::take_per_cpu::<_, CountValue>(fd, &counter.key).map_err(other)?
+            syscall::take_counter::<_, CountValue>(fd, &counter.key).map_err(other)?
         {
             let key = CountKey {
                 cgroup_id: into,
                 ..counter.key
             };
-            syscall::add_per_cpu(fd, &key, value).map_err(other)?;
+            syscall::add_counter(fd, &key, value).map_err(other)?;
         }
     }
     Ok(())
@@ -208,7 +215,7 @@ pub fn merge_cgroup(ebpf: &Ebpf, from: u64, into: u64) -> Result<(), ProbeError>
 pub fn remove_cgroup(ebpf: &Ebpf, id: u64) -> Result<(), ProbeError> {
     let (data, counters) = counters_of(ebpf, id)?;
     for counter in counters {
-        syscall::take_per_cpu::<_, CountValue>(data.fd().as_fd(), &counter.key).map_err(other)?;
+        syscall::take_counter::<_, CountValue>(data.fd().as_fd(), &counter.key).map_err(other)?;
     }
     Ok(())
 }
@@ -234,7 +241,7 @@ mod tests {
     //! These create BPF maps: they need root (CAP_BPF), as CI runs them.
 
     use aya::{
-        maps::{PerCpuValues, hash_map::PerCpuHashMap},
+        maps::{HashMap, PerCpuValues, hash_map::PerCpuHashMap},
         util::nr_cpus,
     };
 
@@ -242,30 +249,31 @@ mod tests {
 
     const KEYS: u64 = 5000;
 
-    /// The program's counters map, from its own definition (16,384 keys,
-    /// so hash buckets hold several), with `KEYS` keys; key `i` holds
-    /// `value(i, cpu)` on each CPU.
-    fn counters_map() -> Map {
+    /// The object's map `name`, from its own definition (16,384 keys for
+    /// the counters, so hash buckets hold several).
+    fn object_map(name: &str) -> MapData {
         let object = aya_obj::Object::parse(crate::program::OBJECT).unwrap();
-        let data = MapData::create(object.maps[map::COUNTS].clone(), map::COUNTS, None)
-            .expect("creating a BPF map needs root (CAP_BPF)");
-        let mut map = Map::PerCpuHashMap(data);
-        let mut counts: PerCpuHashMap<&mut MapData, CountKey, CountValue> =
-            PerCpuHashMap::try_from(&mut map).unwrap();
-        let cpus = nr_cpus().unwrap() as u64;
+        MapData::create(object.maps[name].clone(), name, None)
+            .expect("creating a BPF map needs root (CAP_BPF)")
+    }
+
+    /// The program's counters map with `KEYS` keys; key `i` holds
+    /// `value(i)`.
+    fn counters_map() -> Map {
+        let mut map = Map::HashMap(object_map(map::COUNTS));
+        let mut counts: HashMap<&mut MapData, CountKey, CountValue> =
+            HashMap::try_from(&mut map).unwrap();
         for i in 0..KEYS {
-            let per_cpu = (0..cpus).map(|cpu| value(i, cpu)).collect::<Vec<_>>();
-            let values = PerCpuValues::try_from(per_cpu).unwrap();
-            counts.insert(key(i), values, 0).unwrap();
+            counts.insert(key(i), value(i), 0).unwrap();
         }
         map
     }
 
-    fn value(i: u64, cpu: u64) -> CountValue {
+    fn value(i: u64) -> CountValue {
         CountValue {
-            calls: 10 * i + cpu,
-            failed: i + cpu,
-            ns: 1000 * i + cpu,
+            calls: 10 * i + 1,
+            failed: i,
+            ns: 1000 * i + 7,
             bytes: 4096 * i,
         }
     }
@@ -278,28 +286,19 @@ mod tests {
         }
     }
 
-    /// The map's fd, to call the batched read directly.
+    /// A counter map's fd, to call the batched read directly.
     fn fd(map: &Map) -> std::os::fd::BorrowedFd<'_> {
-        let Map::PerCpuHashMap(data) = map else {
-            unreachable!("counters_map makes a per-CPU hash")
+        let (Map::HashMap(data) | Map::PerCpuHashMap(data)) = map else {
+            unreachable!("the tests make hash maps")
         };
         data.fd().as_fd()
     }
 
     fn expected() -> Vec<Counter> {
-        let cpus = nr_cpus().unwrap() as u64;
         let mut all: Vec<Counter> = (0..KEYS)
-            .map(|i| {
-                let cpu_sum = cpus * (cpus - 1) / 2;
-                Counter {
-                    key: key(i),
-                    value: CountValue {
-                        calls: cpus * 10 * i + cpu_sum,
-                        failed: cpus * i + cpu_sum,
-                        ns: cpus * 1000 * i + cpu_sum,
-                        bytes: cpus * 4096 * i,
-                    },
-                }
+            .map(|i| Counter {
+                key: key(i),
+                value: value(i),
             })
             .collect();
         all.sort_by_key(|c| c.key);
@@ -309,26 +308,52 @@ mod tests {
     #[test]
     fn batched_and_key_by_key_reads_agree_on_every_counter() {
         let map = counters_map();
-        let batched = syscall::summed_per_cpu::<CountKey, CountValue>(fd(&map))
+        let batched = syscall::summed_counters::<CountKey, CountValue>(fd(&map))
             .unwrap()
             .expect("this kernel reads maps in batches, so sum_counts does too");
         assert_eq!(batched.len(), KEYS as usize);
         assert_eq!(sum_counts(&map).unwrap(), expected());
-        let mut one_by_one: Vec<Counter> =
-            key_by_key::<CountKey, CountValue>(&PerCpuHashMap::try_from(&map).unwrap())
-                .unwrap()
-                .into_iter()
-                .map(|(key, value)| Counter { key, value })
-                .collect();
+        let mut one_by_one: Vec<Counter> = key_by_key::<CountKey, CountValue>(&map)
+            .unwrap()
+            .into_iter()
+            .map(|(key, value)| Counter { key, value })
+            .collect();
         one_by_one.sort_by_key(|c| c.key);
         assert_eq!(one_by_one, expected());
+    }
+
+    #[test]
+    fn a_per_cpu_histogram_is_summed_over_the_cpus_batched_or_key_by_key() {
+        let mut map = Map::PerCpuHashMap(object_map(map::DURATIONS));
+        let cpus = nr_cpus().unwrap() as u64;
+        let bucket = |i: u64| DurationKey {
+            dev: 226 << 20,
+            kind: 1,
+            bucket: i as u16,
+        };
+        {
+            let mut durations: PerCpuHashMap<&mut MapData, DurationKey, u64> =
+                PerCpuHashMap::try_from(&mut map).unwrap();
+            for i in 0..64 {
+                let per_cpu = (0..cpus).map(|cpu| 100 * i + cpu).collect::<Vec<_>>();
+                let values = PerCpuValues::try_from(per_cpu).unwrap();
+                durations.insert(bucket(i), values, 0).unwrap();
+            }
+        }
+        let expected: Vec<(DurationKey, u64)> = (0..64)
+            .map(|i| (bucket(i), cpus * 100 * i + cpus * (cpus - 1) / 2))
+            .collect();
+        assert_eq!(sum_durations(&map).unwrap(), expected);
+        let mut one_by_one = key_by_key::<DurationKey, u64>(&map).unwrap();
+        one_by_one.sort_by_key(|(key, _)| *key);
+        assert_eq!(one_by_one, expected);
     }
 
     #[test]
     fn a_bucket_larger_than_the_room_asked_for_is_read_with_more_room() {
         let map = counters_map();
         // Room for one key: the first bucket holding two fails with ENOSPC.
-        let mut read: Vec<Counter> = syscall::summed_per_cpu_with_room(fd(&map), 1)
+        let mut read: Vec<Counter> = syscall::summed_counters_with_room(fd(&map), 1)
             .unwrap()
             .expect("this kernel reads maps in batches")
             .into_iter()
@@ -341,7 +366,7 @@ mod tests {
     #[test]
     fn a_batch_into_keys_of_another_size_is_refused() {
         let map = counters_map();
-        let refused = syscall::summed_per_cpu::<u64, CountValue>(fd(&map))
+        let refused = syscall::summed_counters::<u64, CountValue>(fd(&map))
             .expect_err("the counters map's keys are 16 bytes, not 8");
         assert_eq!(
             refused.kind(),
@@ -352,5 +377,24 @@ mod tests {
             refused.to_string().contains("key 16 bytes, value 32 bytes"),
             "{refused}"
         );
+    }
+
+    #[test]
+    fn a_gone_cgroups_counters_are_taken_once_and_added_onto_another() {
+        let map = counters_map();
+        let (from, into) = (key(0), key(7));
+        let taken = syscall::take_counter::<_, CountValue>(fd(&map), &from).unwrap();
+        assert_eq!(taken, Some(value(0)));
+        assert_eq!(
+            syscall::take_counter::<_, CountValue>(fd(&map), &from).unwrap(),
+            None
+        );
+        syscall::add_counter(fd(&map), &into, value(0)).unwrap();
+        let read = sum_counts(&map).unwrap();
+        let merged = read.iter().find(|c| c.key == into).unwrap().value;
+        let mut sum = value(7);
+        sum.accumulate(&value(0));
+        assert_eq!(merged, sum);
+        assert!(read.iter().all(|c| c.key != from));
     }
 }

@@ -2,7 +2,7 @@
 //! module's BTF object, loading a program with attach attributes aya
 //! cannot set, kprobe.multi links, pinning by fd, reading a program's
 //! miss counter and which program a pinned link runs, and reading or
-//! folding a per-CPU map in batches.
+//! folding a counter map (one value per key, or one per CPU) in batches.
 //!
 //! Every command is built on the kernel's own `union bpf_attr` (aya-obj's
 //! bindings). The one unsafe call, [`bpf`], is private; each public
@@ -323,62 +323,69 @@ fn link_info(fdinfo: &str) -> Option<LinkInfo> {
     })
 }
 
-/// A per-CPU map value the agent sums over the CPUs.
-pub trait PerCpuValue: aya::Pod + Default {
+/// A counter map's value, which the agent adds up: over the CPUs, for a
+/// map with one value per CPU, and when it folds one key into another.
+pub trait CounterValue: aya::Pod + Default {
     /// Adds `other` into `self`.
     fn accumulate(&mut self, other: &Self);
 }
 
-impl PerCpuValue for u64 {
+impl CounterValue for u64 {
     fn accumulate(&mut self, other: &Self) {
         *self = self.wrapping_add(*other);
     }
 }
 
-impl PerCpuValue for kubenpu_ebpf::CountValue {
+impl CounterValue for kubenpu_ebpf::CountValue {
     fn accumulate(&mut self, other: &Self) {
         kubenpu_ebpf::CountValue::accumulate(self, other);
     }
 }
 
-/// The values of one key summed over the CPUs.
-fn summed<V: PerCpuValue>(per_cpu: &[V]) -> V {
-    per_cpu.iter().fold(V::default(), |mut sum, v| {
+/// The copies of one key's value summed.
+fn summed<V: CounterValue>(copies: &[V]) -> V {
+    copies.iter().fold(V::default(), |mut sum, v| {
         sum.accumulate(v);
         sum
     })
 }
 
 /// The kernel's stride between two CPUs' values: the value rounded up to
-/// 8 bytes. Every [`PerCpuValue`] is a multiple of 8 already, so a slice
+/// 8 bytes. Every [`CounterValue`] is a multiple of 8 already, so a slice
 /// of `V` matches it.
 const fn per_cpu_stride<V>() -> usize {
     size_of::<V>().div_ceil(8) * 8
 }
 
-/// The shape a per-CPU counter map must have before the kernel writes
-/// its keys and values into buffers sized from `K` and `V`.
-fn check_per_cpu_counters<K, V>(map: BorrowedFd<'_>) -> io::Result<()> {
+/// How many values the kernel copies per key of counter map `map` (1 for a
+/// hash, one per possible CPU for a per-CPU hash), once it is known to be
+/// a hash of `K` keys and `V` values: the shape buffers sized from `K` and
+/// `V` must have before the kernel writes into them.
+fn counter_copies<K, V>(map: BorrowedFd<'_>) -> io::Result<usize> {
     let info: bpf_map_info = object_info(map)?;
-    let per_cpu_hash = [
+    let shared = [
+        bpf_map_type::BPF_MAP_TYPE_HASH as u32,
+        bpf_map_type::BPF_MAP_TYPE_LRU_HASH as u32,
+    ];
+    let per_cpu = [
         bpf_map_type::BPF_MAP_TYPE_PERCPU_HASH as u32,
         bpf_map_type::BPF_MAP_TYPE_LRU_PERCPU_HASH as u32,
     ];
     let (key_size, value_size) = (size_of::<K>(), size_of::<V>());
-    if !per_cpu_hash.contains(&info.type_)
-        || info.key_size as usize != key_size
-        || info.value_size as usize != value_size
-        || per_cpu_stride::<V>() != value_size
-    {
-        return Err(io::Error::new(
+    let shaped = info.key_size as usize == key_size
+        && info.value_size as usize == value_size
+        && per_cpu_stride::<V>() == value_size;
+    match info.type_ {
+        t if shaped && shared.contains(&t) => Ok(1),
+        t if shaped && per_cpu.contains(&t) => possible_cpus(),
+        _ => Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!(
-                "not a per-CPU hash map of {key_size}-byte keys and {value_size}-byte values (type {}, key {} bytes, value {} bytes)",
+                "not a hash map of {key_size}-byte keys and {value_size}-byte values (type {}, key {} bytes, value {} bytes)",
                 info.type_, info.key_size, info.value_size
             ),
-        ));
+        )),
     }
-    Ok(())
 }
 
 /// The possible CPUs: how many values the kernel copies per per-CPU key.
@@ -386,31 +393,30 @@ fn possible_cpus() -> io::Result<usize> {
     aya::util::nr_cpus().map_err(|(_, e)| e)
 }
 
-/// One element command on a per-CPU counter map (checked to be one of
-/// `K` keys and `V` values): `values`, where given, is one `V` per
-/// possible CPU. Returns whether the key was there.
-fn per_cpu_elem<K: aya::Pod, V: PerCpuValue>(
+/// One element command on a counter map (checked to be one of `K` keys
+/// and `V` values): `values`, where given, is one `V` per copy the map
+/// keeps of a key. Returns whether the key was there.
+fn counter_elem<K: aya::Pod, V: CounterValue>(
     cmd: bpf_cmd,
     map: BorrowedFd<'_>,
     key: &K,
     values: Option<&mut [V]>,
 ) -> io::Result<bool> {
-    check_per_cpu_counters::<K, V>(map)?;
-    let cpus = possible_cpus()?;
+    let copies = counter_copies::<K, V>(map)?;
     let mut attr: bpf_attr = zeroed();
     attr.__bindgen_anon_2.map_fd = map.as_raw_fd() as u32;
     attr.__bindgen_anon_2.key = std::ptr::from_ref(key) as u64;
     if let Some(values) = values {
-        if values.len() != cpus {
+        if values.len() != copies {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                format!("{} values for {cpus} possible CPUs", values.len()),
+                format!("{} values for {copies} copies per key", values.len()),
             ));
         }
         attr.__bindgen_anon_2.__bindgen_anon_1.value = values.as_mut_ptr() as u64;
     }
     // SAFETY: the key is a whole K and the values buffer, where one is
-    // given, holds one V per possible CPU: the sizes (and stride) the map
+    // given, holds one V per copy of a key: the sizes (and stride) the map
     // was just checked to have.
     match unsafe { bpf(cmd, &mut attr) } {
         Ok(_) => Ok(true),
@@ -419,19 +425,19 @@ fn per_cpu_elem<K: aya::Pod, V: PerCpuValue>(
     }
 }
 
-/// Removes `key` from the per-CPU counter map `map` and returns its
-/// values summed, or `None` if it is absent.
+/// Removes `key` from the counter map `map` and returns its value (summed
+/// over the CPUs where it has one per CPU), or `None` if it is absent.
 ///
 /// One `BPF_MAP_LOOKUP_AND_DELETE_ELEM` (Linux 5.14 for hash maps), so an
 /// increment between a read and a delete cannot be lost. Older kernels
 /// get a lookup, then a delete: exact only for keys nothing increments
 /// any more, such as those of a cgroup known to be gone.
-pub fn take_per_cpu<K: aya::Pod, V: PerCpuValue>(
+pub fn take_counter<K: aya::Pod, V: CounterValue>(
     map: BorrowedFd<'_>,
     key: &K,
 ) -> io::Result<Option<V>> {
-    let mut values = vec![V::default(); possible_cpus()?];
-    let found = match per_cpu_elem(
+    let mut values = vec![V::default(); counter_copies::<K, V>(map)?];
+    let found = match counter_elem(
         bpf_cmd::BPF_MAP_LOOKUP_AND_DELETE_ELEM,
         map,
         key,
@@ -443,58 +449,57 @@ pub fn take_per_cpu<K: aya::Pod, V: PerCpuValue>(
                 Some(libc::EINVAL | libc::EOPNOTSUPP | ENOTSUPP)
             ) =>
         {
-            per_cpu_elem(bpf_cmd::BPF_MAP_LOOKUP_ELEM, map, key, Some(&mut values))?
-                && per_cpu_elem::<K, V>(bpf_cmd::BPF_MAP_DELETE_ELEM, map, key, None)?
+            counter_elem(bpf_cmd::BPF_MAP_LOOKUP_ELEM, map, key, Some(&mut values))?
+                && counter_elem::<K, V>(bpf_cmd::BPF_MAP_DELETE_ELEM, map, key, None)?
         }
         other => other?,
     };
     Ok(found.then(|| summed(&values)))
 }
 
-/// Adds `amount` to `key` of the per-CPU counter map `map`, creating it if
+/// Adds `amount` to `key` of the counter map `map`, creating it if
 /// absent. A read, then a write: only for keys nothing else increments,
 /// such as those of a cgroup known to be gone.
-pub fn add_per_cpu<K: aya::Pod, V: PerCpuValue>(
+pub fn add_counter<K: aya::Pod, V: CounterValue>(
     map: BorrowedFd<'_>,
     key: &K,
     amount: V,
 ) -> io::Result<()> {
-    let mut values = vec![V::default(); possible_cpus()?];
-    per_cpu_elem(bpf_cmd::BPF_MAP_LOOKUP_ELEM, map, key, Some(&mut values))?;
+    let mut values = vec![V::default(); counter_copies::<K, V>(map)?];
+    counter_elem(bpf_cmd::BPF_MAP_LOOKUP_ELEM, map, key, Some(&mut values))?;
     let mut total = summed(&values);
     total.accumulate(&amount);
     values.fill(V::default());
     values[0] = total;
-    per_cpu_elem(bpf_cmd::BPF_MAP_UPDATE_ELEM, map, key, Some(&mut values)).map(drop)
+    counter_elem(bpf_cmd::BPF_MAP_UPDATE_ELEM, map, key, Some(&mut values)).map(drop)
 }
 
 /// Keys asked for per call at first; doubled if one hash bucket holds more.
 const BATCH_KEYS: usize = 1024;
 
-/// Every key of the per-CPU counter map `map` with its values summed over
-/// the possible CPUs.
+/// Every key of the counter map `map` with its value (summed over the
+/// CPUs, where it has one per CPU).
 ///
 /// Read with `BPF_MAP_LOOKUP_BATCH` (Linux 5.6), a whole run of hash
 /// buckets per call, where aya 0.14 iterates with two calls per key (next
 /// key, then lookup): a scrape of 10,000 counters took 22 ms that way.
 /// `None` if the kernel has no batched lookup for the map.
-pub fn summed_per_cpu<K: aya::Pod, V: PerCpuValue>(
+pub fn summed_counters<K: aya::Pod, V: CounterValue>(
     map: BorrowedFd<'_>,
 ) -> io::Result<Option<Vec<(K, V)>>> {
-    summed_per_cpu_with_room(map, BATCH_KEYS)
+    summed_counters_with_room(map, BATCH_KEYS)
 }
 
-/// [`summed_per_cpu`], asking for `capacity` keys per call at first.
-pub fn summed_per_cpu_with_room<K: aya::Pod, V: PerCpuValue>(
+/// [`summed_counters`], asking for `capacity` keys per call at first.
+pub fn summed_counters_with_room<K: aya::Pod, V: CounterValue>(
     map: BorrowedFd<'_>,
     capacity: usize,
 ) -> io::Result<Option<Vec<(K, V)>>> {
-    check_per_cpu_counters::<K, V>(map)?;
-    let cpus = possible_cpus()?;
+    let copies = counter_copies::<K, V>(map)?;
     let key_size = size_of::<K>();
     let mut capacity = capacity.max(1);
     let mut keys = vec![0u8; capacity * key_size];
-    let mut values = vec![V::default(); capacity * cpus];
+    let mut values = vec![V::default(); capacity * copies];
     let mut entries = Vec::new();
     // Where the next call starts: the kernel's token for a hash map, a
     // u32 bucket index; none for the first call.
@@ -510,10 +515,9 @@ pub fn summed_per_cpu_with_room<K: aya::Pod, V: PerCpuValue>(
         attr.batch.values = values.as_mut_ptr() as u64;
         attr.batch.count = capacity as u32;
         attr.batch.map_fd = map.as_raw_fd() as u32;
-        // SAFETY: keys and values hold `capacity` whole keys and
-        // per-CPU values of the sizes (and stride) the map was checked to
-        // have; the
-        // tokens are u32, as the kernel's hash batch token is.
+        // SAFETY: keys and values hold `capacity` whole keys and their
+        // copies of values, of the sizes (and stride) the map was checked
+        // to have; the tokens are u32, as the kernel's hash batch token is.
         let result = unsafe { bpf(bpf_cmd::BPF_MAP_LOOKUP_BATCH, &mut attr) };
         let errno = result.as_ref().err().and_then(io::Error::raw_os_error);
         match (result, errno) {
@@ -527,14 +531,14 @@ pub fn summed_per_cpu_with_room<K: aya::Pod, V: PerCpuValue>(
         }
         // SAFETY: the kernel wrote how many it copied.
         let copied = unsafe { attr.batch.count } as usize;
-        for (key, per_cpu) in keys
+        for (key, value) in keys
             .chunks_exact(key_size)
-            .zip(values.chunks_exact(cpus))
+            .zip(values.chunks_exact(copies))
             .take(copied)
         {
             // SAFETY: K is Pod, and the kernel wrote whole keys of its size.
             let key = unsafe { std::ptr::read_unaligned(key.as_ptr().cast::<K>()) };
-            entries.push((key, summed(per_cpu)));
+            entries.push((key, summed(value)));
         }
         match errno {
             // Past the last bucket.
@@ -544,7 +548,7 @@ pub fn summed_per_cpu_with_room<K: aya::Pod, V: PerCpuValue>(
             Some(libc::ENOSPC) if copied == 0 => {
                 capacity *= 2;
                 keys.resize(capacity * key_size, 0);
-                values.resize(capacity * cpus, V::default());
+                values.resize(capacity * copies, V::default());
             }
             _ => position = Some(next),
         }

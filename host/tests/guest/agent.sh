@@ -60,6 +60,11 @@ issue() {
   fi
 }
 
+# field NAME JSON: field NAME (a number or a string) of a workload's line.
+field() {
+  echo "$2" | sed "s/.*\"$1\":\"\{0,1\}\([^\",}]*\).*/\1/"
+}
+
 # snapshot NAME: the counters, devices and vendor tables as the test reads them.
 snapshot() {
   kubenpuctl counts --json > "/shared/$1.counts.json"

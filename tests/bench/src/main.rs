@@ -1,5 +1,6 @@
 //! `bench-tables DIR`: reads what scripts/bench measured into DIR
-//! (`hooks.txt`, `footprint.txt`, `churn.txt`, `scrape.txt`, `plugins.txt`)
+//! (`hooks.txt`, `footprint.txt`, `churn.txt`, `scaling.txt`,
+//! `contention.txt`, `scrape.txt`, `plugins.txt`)
 //! and prints
 //! BENCHMARKS.md's tables in Markdown: medians with the spread over rounds,
 //! and the ratios the targets are stated in.
@@ -21,6 +22,8 @@ fn main() -> anyhow::Result<()> {
     print!("{}", sections::hooks(&read("hooks.txt")?)?);
     print!("{}", sections::footprint(&read("footprint.txt")?)?);
     print!("{}", sections::churn(&read("churn.txt")?)?);
+    print!("{}", sections::scaling(&read("scaling.txt")?)?);
+    print!("{}", sections::contention(&read("contention.txt")?)?);
     print!("{}", sections::scrape(&read("scrape.txt")?)?);
     print!("{}", sections::plugins(&read("plugins.txt")?)?);
     Ok(())

@@ -264,6 +264,89 @@ pub fn scrape(text: &str) -> Result<String> {
     Ok(out)
 }
 
+/// The counters map's read by vCPU count (`map_read CPUS KEYS MEDIAN_US
+/// MIN_US MAX_US` lines, one VM run per count), each against the same key
+/// count's read at the fewest vCPUs.
+pub fn scaling(text: &str) -> Result<String> {
+    // (cpus, keys) -> (median, min, max) in µs
+    let mut reads: BTreeMap<(u32, u32), (f64, f64, f64)> = BTreeMap::new();
+    for fields in lines(text, "map_read") {
+        let [cpus, keys, median, min, max] = fields[..] else {
+            bail!("a map_read line has {} fields, not 5", fields.len());
+        };
+        let key = (number(cpus)? as u32, number(keys)? as u32);
+        reads.insert(key, (number(median)?, number(min)?, number(max)?));
+    }
+    let keys: std::collections::BTreeSet<u32> = reads.keys().map(|(_, k)| *k).collect();
+    let cpus: std::collections::BTreeSet<u32> = reads.keys().map(|(c, _)| *c).collect();
+    let Some(&fewest) = cpus.first() else {
+        bail!("no map_read lines: the scaling benchmark did not run");
+    };
+    let mut out = String::from(
+        "### The counters map's read by vCPU count
+
+The agent's read of the whole map, median (min–max) of 15 reads, in ms; the ratio is the median against the same keys' at the fewest vCPUs.
+
+| vCPUs |",
+    );
+    for k in &keys {
+        write!(out, " {k} keys | ÷ {fewest} vCPUs |")?;
+    }
+    out.push_str("\n|---:|");
+    out.push_str(&"---:|---:|".repeat(keys.len()));
+    out.push('\n');
+    for c in &cpus {
+        write!(out, "| {c} |")?;
+        for k in &keys {
+            match (reads.get(&(*c, *k)), reads.get(&(fewest, *k))) {
+                (Some(&(median, min, max)), Some(&(base, _, _))) => write!(
+                    out,
+                    " {:.1} ({:.1}–{:.1}) | {:.2} |",
+                    median / 1e3,
+                    min / 1e3,
+                    max / 1e3,
+                    median / base
+                )?,
+                _ => out.push_str(" – | – |"),
+            }
+        }
+        out.push('\n');
+    }
+    out.push('\n');
+    Ok(out)
+}
+
+/// Every vCPU counting into one key (`contention ROUND THREADS RUN_NS
+/// WALL_NS COUNTED ISSUED` lines): the programs' run time and the wall
+/// time per call, per thread count, and whether every call was counted.
+pub fn contention(text: &str) -> Result<String> {
+    // threads -> (run ns, wall ns, rounds counted exactly, rounds)
+    let mut by_threads: BTreeMap<u32, (Samples, Samples, usize, usize)> = BTreeMap::new();
+    for fields in lines(text, "contention") {
+        let [_round, threads, run, wall, counted, issued] = fields[..] else {
+            bail!("a contention line has {} fields, not 6", fields.len());
+        };
+        let entry = by_threads.entry(number(threads)? as u32).or_default();
+        entry.0.push(number(run)?);
+        entry.1.push(number(wall)?);
+        entry.2 += usize::from(counted == issued);
+        entry.3 += 1;
+    }
+    if by_threads.is_empty() {
+        bail!("no contention lines: the contention benchmark did not run");
+    }
+    let mut out = String::from(
+        "### One key from every vCPU
+
+Threads pinned one per vCPU, all counting the same ioctl on one fd in one cgroup, so every call adds to the same counter; median (min–max) over the rounds, in ns.\n\n| vCPUs and threads | run time per call | wall time per call | rounds counted exactly |\n|---:|---:|---:|---:|\n",
+    );
+    for (threads, (run, wall, exact, rounds)) in by_threads {
+        writeln!(out, "| {threads} | {run} | {wall} | {exact} of {rounds} |")?;
+    }
+    out.push('\n');
+    Ok(out)
+}
+
 /// Load time per built-in plugin and for all of them.
 pub fn plugins(text: &str) -> Result<String> {
     let mut out = String::from(
@@ -293,7 +376,7 @@ pub fn plugins(text: &str) -> Result<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{churn, footprint, hooks, scrape};
+    use super::{churn, contention, footprint, hooks, scaling, scrape};
 
     #[test]
     fn hook_lines_become_medians_and_ratios() {
@@ -374,5 +457,41 @@ map_read/counts/10000   time:   [22.430 ms 22.493 ms 22.569 ms]",
             ),
             "{out}"
         );
+    }
+
+    #[test]
+    fn reads_by_vcpu_count_against_the_fewest() {
+        let out = scaling(
+            "map_read 2 1000 2000 1900 2100\nmap_read 2 10000 20000 19000 21000\n\
+             map_read 64 1000 3000 2900 3100\nmap_read 64 10000 30000 29000 31000\n",
+        )
+        .unwrap();
+        assert!(
+            out.contains("| 2 | 2.0 (1.9–2.1) | 1.00 | 20.0 (19.0–21.0) | 1.00 |"),
+            "{out}"
+        );
+        assert!(
+            out.contains("| 64 | 3.0 (2.9–3.1) | 1.50 | 30.0 (29.0–31.0) | 1.50 |"),
+            "{out}"
+        );
+        assert!(scaling("noise").is_err());
+    }
+
+    #[test]
+    fn contention_rounds_by_thread_count() {
+        let out = contention(
+            "contention 1 16 2000 4000 100 100\ncontention 2 16 4000 6000 200 201\n\
+             contention 1 2 1000 3000 50 50\n",
+        )
+        .unwrap();
+        assert!(
+            out.contains("| 2 | 1000 (1000–1000) | 3000 (3000–3000) | 1 of 1 |"),
+            "{out}"
+        );
+        assert!(
+            out.contains("| 16 | 3000 (2000–4000) | 5000 (4000–6000) | 1 of 2 |"),
+            "{out}"
+        );
+        assert!(contention("contention 1 2\n").is_err());
     }
 }

@@ -25,7 +25,9 @@
 //!   with blob resources only; elsewhere each fails).
 //!
 //! With `--threads N`, N threads share the one open file and each runs the
-//! item, all at once: its counts are N times one thread's. More busy
+//! item, all at once: its counts are N times one thread's. `--spread` pins
+//! thread `i` to the `i`-th CPU the workload may run on (modulo their
+//! number), so every CPU counts into the same keys at once. More busy
 //! threads than CPUs is how preemption inside a kernel hook shows. With
 //! `--signals MS`, a SIGALRM with an empty SA_RESTART handler arrives
 //! every MS milliseconds meanwhile: calls it interrupts are restarted by
@@ -39,7 +41,40 @@ use std::{fs::File, os::unix::fs::MetadataExt as _, process::ExitCode};
 
 use plan::{Item, Options};
 
-fn run(item: &Item, threads: u64) -> Result<String, String> {
+/// The CPUs this process may run on, in order.
+fn allowed_cpus() -> Result<Vec<usize>, String> {
+    // SAFETY: a zeroed cpu_set_t is an empty set; the kernel fills it.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a whole cpu_set_t of the size passed.
+    if unsafe { libc::sched_getaffinity(0, size_of::<libc::cpu_set_t>(), &mut set) } != 0 {
+        return Err(format!(
+            "sched_getaffinity: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    // SAFETY: reads of the set just filled.
+    Ok((0..libc::CPU_SETSIZE as usize)
+        .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
+        .collect())
+}
+
+/// Pins the calling thread to `cpu`.
+fn pin_to(cpu: usize) -> Result<(), String> {
+    // SAFETY: as in `allowed_cpus`; `cpu` is below CPU_SETSIZE.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    unsafe { libc::CPU_SET(cpu, &mut set) };
+    // SAFETY: `set` is a whole cpu_set_t of the size passed.
+    if unsafe { libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &set) } != 0 {
+        return Err(format!(
+            "cannot pin a thread to CPU {cpu}: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
+
+fn run(item: &Item, threads: u64, spread: bool) -> Result<String, String> {
+    let cpus = if spread { allowed_cpus()? } else { Vec::new() };
     let file = File::options()
         .read(true)
         .write(true)
@@ -50,7 +85,14 @@ fn run(item: &Item, threads: u64) -> Result<String, String> {
     let started = std::time::Instant::now();
     let outcomes: Vec<ioctls::Outcome> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
-            .map(|_| scope.spawn(|| ioctls::issue(&file, item)))
+            .map(|i| {
+                let cpu = (!cpus.is_empty()).then(|| cpus[i as usize % cpus.len()]);
+                let file = &file;
+                scope.spawn(move || {
+                    cpu.map_or(Ok(()), pin_to)?;
+                    ioctls::issue(file, item)
+                })
+            })
             .collect();
         workers
             .into_iter()
@@ -83,6 +125,7 @@ fn main() -> ExitCode {
     let Options {
         threads,
         signals,
+        spread,
         items,
     } = options;
     if let Some(interval) = signals
@@ -92,7 +135,7 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     for item in &items {
-        match run(item, threads) {
+        match run(item, threads, spread) {
             Ok(line) => println!("{line}"),
             Err(e) => {
                 eprintln!("kubenpu-workload: {e}");

@@ -55,16 +55,20 @@ pub struct Options {
     pub threads: u64,
     /// SIGALRM interval, if any.
     pub signals: Option<Duration>,
+    /// Pin thread `i` to the `i`-th allowed CPU (modulo their number), so
+    /// every CPU runs some.
+    pub spread: bool,
     /// The items, in order.
     pub items: Vec<Item>,
 }
 
-const USAGE: &str = "usage: kubenpu-workload [--threads N] [--signals MS] ITEM... (ITEM: NODE:NR:COUNT, syncobj-wait:NODE:COUNT:TIMEOUT_MS, dumb:NODE:WxHxBPP,..., resource:NODE:BYTES,..., blob:NODE:BYTES,...)";
+const USAGE: &str = "usage: kubenpu-workload [--threads N] [--spread] [--signals MS] ITEM... (ITEM: NODE:NR:COUNT, syncobj-wait:NODE:COUNT:TIMEOUT_MS, dumb:NODE:WxHxBPP,..., resource:NODE:BYTES,..., blob:NODE:BYTES,...)";
 
 /// Parses the arguments.
 pub fn parse(mut args: Vec<String>) -> Result<Options, String> {
     let mut threads = 1;
     let mut signals = None;
+    let mut spread = false;
     loop {
         match args.first().map(String::as_str) {
             Some("--threads") => {
@@ -84,6 +88,10 @@ pub fn parse(mut args: Vec<String>) -> Result<Options, String> {
                 signals = Some(Duration::from_millis(ms));
                 args.drain(..2);
             }
+            Some("--spread") => {
+                spread = true;
+                args.remove(0);
+            }
             _ => break,
         }
     }
@@ -94,6 +102,7 @@ pub fn parse(mut args: Vec<String>) -> Result<Options, String> {
     Ok(Options {
         threads,
         signals,
+        spread,
         items,
     })
 }
@@ -178,11 +187,12 @@ mod tests {
     #[test]
     fn every_item_and_option_parses() {
         let options = parse(args(
-            "--threads 4 --signals 5 /dev/dri/card0:0x48:10 syncobj-wait:/dev/dri/card0:3:20 \
+            "--threads 4 --spread --signals 5 /dev/dri/card0:0x48:10 syncobj-wait:/dev/dri/card0:3:20 \
              dumb:/dev/dri/card0:64x64x32,1x1x8 resource:/dev/dri/card0:4096 blob:/dev/dri/card0:8192,4096",
         ))
         .unwrap();
         assert_eq!(options.threads, 4);
+        assert!(options.spread);
         assert_eq!(options.signals, Some(Duration::from_millis(5)));
         let node = || "/dev/dri/card0".to_string();
         assert_eq!(
