@@ -95,8 +95,13 @@ fn waits_in_a_pod_are_timed_and_fail_as_timeouts(kernel: Kernel) {
         eprintln!(
             "{kernel} {container}: {seconds:.4} s in the kernel, {measured:.4} s measured by the workload"
         );
+        // Each run inside drm_ioctl lies within the workload's timing of
+        // its call, so the kernel's sum is never more; what the workload
+        // adds (syscall entry, signal delivery, handlers) grows when the
+        // host is busy, but never to half: a wait that lost its earlier
+        // runs would keep only its last, at most 3 of its 20 ms.
         assert!(
-            (seconds - measured).abs() <= 0.1 * measured,
+            (0.5 * measured..=measured).contains(&seconds),
             "{kernel} {container}: {seconds} s counted, {measured} s measured"
         );
         assert!(

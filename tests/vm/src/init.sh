@@ -14,6 +14,16 @@ mount -t tmpfs tmpfs /tmp
 mount -t tmpfs tmpfs /run
 mount -t cgroup2 cgroup2 /sys/fs/cgroup || fail "mount cgroup2"
 mount -t bpf bpf /sys/fs/bpf || fail "mount bpffs"
+# Under TCG, a CPU inside code that another CPU patches as it turns a static
+# key on or off has crashed on the patch's int3 (6.12: the page and slab
+# allocators' cpuset and memory cgroup keys, flipped as runc made and removed
+# a pod's cgroups). A cgroup kept for the whole boot with every controller
+# turns those keys on here, while nothing else runs, and keeps them on as the
+# tests' cgroups come and go.
+for controller in $(cat /sys/fs/cgroup/cgroup.controllers); do
+  echo "+$controller" > /sys/fs/cgroup/cgroup.subtree_control || fail "enable $controller"
+done
+mkdir /sys/fs/cgroup/kubenpu-vm || fail "a cgroup with every controller"
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 while read -r module; do
