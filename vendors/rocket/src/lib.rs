@@ -11,7 +11,10 @@ use kubenpu_sdk::{Ioctl, Size, UsageNames, Vendor, drm};
 pub const VENDOR: Vendor = Vendor {
     name: "rocket",
     version: env!("CARGO_PKG_VERSION"),
-    drivers: &["rocket"],
+    // The accel node sits on the virtual `rknn` platform device the module
+    // registers, which no driver binds, so sysfs shows its name; the NPU
+    // cores bound to `rocket` have no nodes of their own.
+    drivers: &["rknn"],
     // Device-tree NPU cores: no PCI identity to match.
     pci_vendors: &[],
     products: &[],
