@@ -87,7 +87,9 @@ impl Symbols {
     }
 
     /// The constants of every `enum { ... }`: an explicit value's text, or
-    /// the previous constant plus one, or 0 for the first.
+    /// the last explicitly valued constant plus how far it is behind it,
+    /// or its position when none before it has a value (so a long enum
+    /// does not nest one addition per constant).
     fn read_enums(&mut self, header: &str) {
         let code = without_comments(header);
         let mut rest = code.as_str();
@@ -106,21 +108,26 @@ impl Symbols {
             };
             let body = &rest[open + 1..open + close];
             rest = &rest[open + close..];
-            let mut previous: Option<String> = None;
+            let mut base: Option<&str> = None;
+            let mut behind = 0u32;
             for item in split_top_level(body, ',') {
                 let item = item.trim();
                 if item.is_empty() || item.starts_with('#') {
                     continue;
                 }
                 let (name, value) = match item.split_once('=') {
-                    Some((name, value)) => (name.trim(), value.trim().into()),
+                    Some((name, value)) => {
+                        base = Some(name.trim());
+                        behind = 0;
+                        (name.trim(), value.trim().into())
+                    }
                     None => (
                         item,
-                        previous.map_or_else(|| "0".into(), |p| format!("{p} + 1")),
+                        base.map_or_else(|| format!("{behind}"), |b| format!("{b} + {behind}")),
                     ),
                 };
                 self.values.entry(name.into()).or_insert(value);
-                previous = Some(name.into());
+                behind += 1;
             }
         }
     }
@@ -514,6 +521,15 @@ mod tests {
             ioctl_nr(&[ENUM_HEADER], "DRM_IOCTL_ACME_AFTER_WAIT"),
             Some(0x51)
         );
+    }
+
+    #[test]
+    fn a_long_implicit_enum_resolves_to_its_last_constant() {
+        let names: Vec<String> = (0..100).map(|i| format!("DRM_ACME_ID_{i}")).collect();
+        let header = format!("enum acme {{ {} }};\n", names.join(",\n"));
+        assert_eq!(ioctl_nr(&[&header], "DRM_ACME_ID_99"), Some(99));
+        let header = format!("enum acme {{ FIRST = 0x10, {} }};\n", names.join(", "));
+        assert_eq!(ioctl_nr(&[&header], "DRM_ACME_ID_99"), Some(0x10 + 100));
     }
 
     #[test]
