@@ -289,8 +289,12 @@ fn newer_kernels_faux_vgem_and_older_kernels_virtio_child_cards() {
     );
 }
 
+/// A Rockchip RK3588 board: the Mali GPU (panthor) on its device-tree
+/// device, the NPU's accel node on the driverless `rknn` device the rocket
+/// module registers (its three cores, bound to `rocket`, have no nodes),
+/// and the display subsystem, which no vendor claims.
 #[test]
-fn device_tree_gpu_and_display_have_stable_names_and_no_vendor() {
+fn rk3588_board_with_panthor_gpu_rocket_npu_and_an_unclaimed_display() {
     let sysfs = Sysfs::new();
     let gpu = sysfs.other(
         "platform/fb000000.gpu",
@@ -307,6 +311,15 @@ fn device_tree_gpu_and_display_have_stable_names_and_no_vendor() {
     );
     sysfs.node(&display, "drm", "card0", 226, 0);
     sysfs.connector(&display, "card0", "HDMI-A-1");
+    for core in ["fdab0000.npu", "fdac0000.npu", "fdad0000.npu"] {
+        sysfs.device_tree(
+            &format!("platform/{core}"),
+            Some("rocket"),
+            "rockchip,rk3588-rknn-core",
+        );
+    }
+    let npu = sysfs.other("platform/rknn", None, "MODALIAS=platform:rknn\n");
+    sysfs.node(&npu, "accel", "accel0", 261, 0);
 
     assert_eq!(
         without_products(rows(&sysfs)),
@@ -325,11 +338,298 @@ fn device_tree_gpu_and_display_have_stable_names_and_no_vendor() {
                 None,
                 "platform/fb000000.gpu",
                 &["226:1", "226:128"],
+                Some("panthor"),
+                None,
+                "drm"
+            ),
+            row(
+                "rknn",
+                None,
+                "platform/rknn",
+                &["261:0"],
+                Some("rocket"),
+                None,
+                "accel"
+            ),
+        ])
+    );
+}
+
+/// An NXP i.MX93 board: the Ethos-U65 NPU (ethosu) with an accel node,
+/// and the LCD controller, which no vendor claims.
+#[test]
+fn imx93_board_with_an_ethos_u65_npu() {
+    let sysfs = Sysfs::new();
+    let npu = sysfs.device_tree(
+        "platform/soc@0/4a900000.npu",
+        Some("ethosu"),
+        "fsl,imx93-npu",
+    );
+    sysfs.node(&npu, "accel", "accel0", 261, 0);
+    let lcdif = sysfs.device_tree(
+        "platform/soc@0/4ae30000.display-controller",
+        Some("imx-lcdif"),
+        "fsl,imx93-lcdif",
+    );
+    sysfs.node(&lcdif, "drm", "card0", 226, 0);
+
+    assert_eq!(
+        without_products(rows(&sysfs)),
+        json!([
+            row(
+                "ethosu",
+                None,
+                "platform/soc@0/4a900000.npu",
+                &["261:0"],
+                Some("ethosu"),
+                None,
+                "accel"
+            ),
+            row(
+                "imx-lcdif",
+                None,
+                "platform/soc@0/4ae30000.display-controller",
+                &["226:0"],
                 None,
                 None,
                 "drm"
             ),
         ])
+    );
+}
+
+/// Qualcomm boards: with a display, the msm DRM device (GPU included) sits
+/// on the display controller bound to `msm_dpu`; headless, on the Adreno
+/// GPU's own device bound to `adreno`. msm claims both.
+#[test]
+fn qualcomm_boards_adreno_behind_the_display_controller_or_headless() {
+    let with_display = Sysfs::new();
+    with_display.device_tree("platform/soc@0/3d00000.gpu", Some("adreno"), "qcom,adreno");
+    let dpu = with_display.device_tree(
+        "platform/soc@0/ae00000.display-subsystem/ae01000.display-controller",
+        Some("msm_dpu"),
+        "qcom,sc7280-dpu",
+    );
+    with_display.node(&dpu, "drm", "card0", 226, 0);
+    with_display.node(&dpu, "drm", "renderD128", 226, 128);
+    with_display.connector(&dpu, "card0", "DP-1");
+    assert_eq!(
+        without_products(rows(&with_display)),
+        json!([row(
+            "msm_dpu",
+            None,
+            "platform/soc@0/ae00000.display-subsystem/ae01000.display-controller",
+            &["226:0", "226:128"],
+            Some("msm"),
+            None,
+            "drm"
+        )])
+    );
+
+    let headless = Sysfs::new();
+    let gpu = headless.device_tree("platform/soc@0/3d00000.gpu", Some("adreno"), "qcom,adreno");
+    headless.node(&gpu, "drm", "card0", 226, 0);
+    headless.node(&gpu, "drm", "renderD128", 226, 128);
+    assert_eq!(
+        without_products(rows(&headless)),
+        json!([row(
+            "adreno",
+            None,
+            "platform/soc@0/3d00000.gpu",
+            &["226:0", "226:128"],
+            Some("msm"),
+            None,
+            "drm"
+        )])
+    );
+}
+
+/// A Raspberry Pi 4: the V3D GPU (v3d) renders, the vc4 display driver,
+/// which no vendor claims, scans out.
+#[test]
+fn raspberry_pi_4_with_v3d_and_an_unclaimed_vc4_display() {
+    let sysfs = Sysfs::new();
+    let vc4 = sysfs.device_tree("platform/gpu", Some("vc4-drm"), "brcm,bcm2711-vc5");
+    sysfs.node(&vc4, "drm", "card1", 226, 1);
+    sysfs.connector(&vc4, "card1", "HDMI-A-1");
+    let v3d = sysfs.device_tree("platform/v3dbus/fec00000.v3d", Some("v3d"), "brcm,2711-v3d");
+    sysfs.node(&v3d, "drm", "card0", 226, 0);
+    sysfs.node(&v3d, "drm", "renderD128", 226, 128);
+
+    assert_eq!(
+        without_products(rows(&sysfs)),
+        json!([
+            row(
+                "vc4-drm",
+                None,
+                "platform/gpu",
+                &["226:1"],
+                None,
+                None,
+                "drm"
+            ),
+            row(
+                "v3d",
+                None,
+                "platform/v3dbus/fec00000.v3d",
+                &["226:0", "226:128"],
+                Some("v3d"),
+                None,
+                "drm"
+            ),
+        ])
+    );
+}
+
+/// An NXP i.MX8M Plus: etnaviv's DRM device is the virtual `etnaviv`
+/// platform device it registers and binds; the GPU and NPU cores are
+/// separate device-tree devices bound to `etnaviv-gpu`, without nodes.
+#[test]
+fn imx8mp_board_with_etnaviv_on_its_virtual_device() {
+    let sysfs = Sysfs::new();
+    for (core, compatible) in [
+        ("38000000.gpu", "vivante,gc"),
+        ("38008000.gpu", "vivante,gc"),
+        ("38500000.npu", "vivante,gc"),
+    ] {
+        sysfs.device_tree(
+            &format!("platform/soc@0/{core}"),
+            Some("etnaviv-gpu"),
+            compatible,
+        );
+    }
+    let etnaviv = sysfs.other(
+        "platform/etnaviv",
+        Some(("platform", "etnaviv")),
+        "MODALIAS=platform:etnaviv\n",
+    );
+    sysfs.node(&etnaviv, "drm", "card1", 226, 1);
+    sysfs.node(&etnaviv, "drm", "renderD128", 226, 128);
+
+    assert_eq!(
+        without_products(rows(&sysfs)),
+        json!([row(
+            "etnaviv",
+            None,
+            "platform/etnaviv",
+            &["226:1", "226:128"],
+            Some("etnaviv"),
+            None,
+            "drm"
+        )])
+    );
+}
+
+/// A Rockchip RK3399 board: the Mali-T860 (panfrost) beside the display
+/// subsystem, which no vendor claims.
+#[test]
+fn rk3399_board_with_a_panfrost_gpu() {
+    let sysfs = Sysfs::new();
+    let gpu = sysfs.device_tree(
+        "platform/ff9a0000.gpu",
+        Some("panfrost"),
+        "rockchip,rk3399-mali",
+    );
+    sysfs.node(&gpu, "drm", "card1", 226, 1);
+    sysfs.node(&gpu, "drm", "renderD128", 226, 128);
+    let display = sysfs.device_tree(
+        "platform/display-subsystem",
+        Some("rockchip-drm"),
+        "rockchip,display-subsystem",
+    );
+    sysfs.node(&display, "drm", "card0", 226, 0);
+
+    assert_eq!(
+        without_products(rows(&sysfs)),
+        json!([
+            row(
+                "rockchip-drm",
+                None,
+                "platform/display-subsystem",
+                &["226:0"],
+                None,
+                None,
+                "drm"
+            ),
+            row(
+                "panfrost",
+                None,
+                "platform/ff9a0000.gpu",
+                &["226:1", "226:128"],
+                Some("panfrost"),
+                None,
+                "drm"
+            ),
+        ])
+    );
+}
+
+/// An AMD Ryzen AI laptop (Phoenix): the Radeon iGPU (amdgpu) and the
+/// XDNA NPU (amdxdna, an accel node) as functions of one PCI device.
+#[test]
+fn amd_laptop_with_a_radeon_igpu_and_an_xdna_npu() {
+    let sysfs = Sysfs::new();
+    let igpu = sysfs.pci(
+        "pci0000:00/0000:00:08.1/0000:c5:00.0",
+        "1002:15BF",
+        Some("amdgpu"),
+        -1,
+    );
+    sysfs.node(&igpu, "drm", "card1", 226, 1);
+    sysfs.node(&igpu, "drm", "renderD128", 226, 128);
+    let npu = sysfs.pci(
+        "pci0000:00/0000:00:08.2/0000:c6:00.1",
+        "1022:1502",
+        Some("amdxdna"),
+        -1,
+    );
+    sysfs.node(&npu, "accel", "accel0", 261, 0);
+
+    let rows = rows(&sysfs);
+    assert_eq!(rows[1]["product"], "Ryzen AI NPU (Phoenix, Hawk Point)");
+    assert_eq!(
+        without_products(rows),
+        json!([
+            row(
+                "amdgpu",
+                Some("1002:15bf"),
+                "0000:c5:00.0",
+                &["226:1", "226:128"],
+                Some("amdgpu"),
+                None,
+                "drm"
+            ),
+            row(
+                "amdxdna",
+                Some("1022:1502"),
+                "0000:c6:00.1",
+                &["261:0"],
+                Some("amdxdna"),
+                None,
+                "accel"
+            ),
+        ])
+    );
+}
+
+/// The table `kubenpuctl devices` prints for device-tree devices: the
+/// address column holds their stable sysfs path.
+#[test]
+fn kubenpuctl_prints_device_tree_npus_and_gpus_with_their_vendors() {
+    let sysfs = Sysfs::new();
+    let npu = sysfs.device_tree(
+        "platform/soc@0/4a900000.npu",
+        Some("ethosu"),
+        "arm,ethos-u65",
+    );
+    sysfs.node(&npu, "accel", "accel0", 261, 0);
+    let gpu = sysfs.device_tree("platform/ff9a0000.gpu", Some("panfrost"), "arm,mali-t860");
+    sysfs.node(&gpu, "drm", "renderD128", 226, 128);
+    assert_eq!(
+        kubenpuctl_devices(&sysfs, false),
+        "DRIVER    PCI-ID  ADDRESS                      NODES    VENDOR\n\
+         panfrost  -       platform/ff9a0000.gpu        226:128  panfrost\n\
+         ethosu    -       platform/soc@0/4a900000.npu  261:0    ethosu\n"
     );
 }
 

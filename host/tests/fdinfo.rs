@@ -577,6 +577,13 @@ fn the_built_in_vendors_names_are_the_ones_shown() {
     assert_eq!(amdgpu_engines, ["copy", "render"]);
     assert_eq!(regions(&amdgpu)[&("system".into(), "total".into())], 0);
     assert!(!regions(&amdgpu).contains_key(&("cpu".into(), "total".into())));
+    let panthor: Vec<String> = engines(&named("panthor")).into_keys().collect();
+    assert_eq!(panthor, ["gpu"]);
+    let v3d: Vec<String> = engines(&named("v3d")).into_keys().collect();
+    assert_eq!(
+        v3d,
+        ["bin", "cache_clean", "compute", "cpu", "render", "tfu"]
+    );
     let i915 = regions(&named("i915"));
     assert_eq!(i915[&("system".into(), "resident".into())], 53420 * KIB);
     assert_eq!(i915[&("stolen".into(), "total".into())], 0);

@@ -10,12 +10,20 @@ use kubenpu::plugins::{BUILTIN, PluginHost, SIZE_LIMIT, Source};
 use serde_json::Value;
 use support::{numbered_plugin as numbered, test_plugin};
 
-const BUILTIN_NAMES: [&str; 8] = [
+const BUILTIN_NAMES: [&str; 16] = [
     "amdgpu",
+    "amdxdna",
+    "ethosu",
+    "etnaviv",
     "habanalabs",
     "i915",
     "ivpu",
+    "msm",
+    "panfrost",
+    "panthor",
     "qaic",
+    "rocket",
+    "v3d",
     "vgem",
     "virtio_gpu",
     "xe",
@@ -33,7 +41,7 @@ fn kubenpuctl(args: &[&str]) -> std::process::Output {
 }
 
 #[test]
-fn kubenpuctl_plugins_json_lists_the_eight_vendors_with_their_tables() {
+fn kubenpuctl_plugins_json_lists_the_built_in_vendors_with_their_tables() {
     let empty = tempfile::tempdir().unwrap();
     let out = kubenpuctl(&[
         "plugins",
@@ -69,12 +77,19 @@ fn kubenpuctl_plugins_json_lists_the_eight_vendors_with_their_tables() {
             assert!(has, "{} has no {kind} ioctl", plugin["name"]);
         }
     }
-    let i915 = &plugins[2];
+    let plugin = |name: &str| {
+        plugins
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap()
+    };
     assert_eq!(
-        i915["ioctls"][0],
+        plugin("i915")["ioctls"][0],
         serde_json::json!({"nr": 105, "name": "DRM_IOCTL_I915_GEM_EXECBUFFER2", "kind": "submit"})
     );
-    assert_eq!(plugins[3]["drivers"], serde_json::json!(["intel_vpu"]));
+    assert_eq!(plugin("ivpu")["drivers"], serde_json::json!(["intel_vpu"]));
 }
 
 /// Writes each bad plugin into `dir` under a telling name.
@@ -318,6 +333,27 @@ fn kubenpuctl_plugins_check_prints_the_table_or_the_reason() {
     let missing = kubenpuctl(&["plugins", "check", "/nonexistent/plugin.wasm"]);
     assert_eq!(missing.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot read it"));
+}
+
+/// Every built-in, written out as the file an operator would install,
+/// passes the agent's own check: what `plugins check` accepts is what a
+/// node loads.
+#[test]
+fn kubenpuctl_plugins_check_accepts_every_built_in() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in BUILTIN_NAMES {
+        let path = dir.path().join(format!("{name}.wasm"));
+        fs::write(&path, builtin(name)).unwrap();
+        let check = kubenpuctl(&["plugins", "check", path.to_str().unwrap()]);
+        let table = String::from_utf8(check.stdout).unwrap();
+        assert!(
+            check.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&check.stderr)
+        );
+        assert!(table.starts_with(&format!("{name} ")), "{table}");
+        assert!(table.contains("  submit  "), "{table}");
+    }
 }
 
 /// What `kubenpuctl plugins check` prints for test plugin `name`, which

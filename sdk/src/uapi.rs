@@ -4,7 +4,9 @@
 //!
 //! Keep an excerpt of the header (the `#define` lines of the counted
 //! ioctls, verbatim, with the kernel version read) beside the vendor crate
-//! and call [`check`] on it.
+//! and call [`check`] on it. Headers that number their ioctls with enum
+//! constants, implicit or built by a token-pasting macro, are read as the
+//! compiler reads them, so their excerpt stays verbatim too.
 
 use alloc::{collections::BTreeMap, format, string::String, vec::Vec};
 
@@ -18,88 +20,296 @@ pub const DRM_H: &str = include_str!("../uapi/drm.h");
 /// (an excerpt of `drm_mode.h`).
 pub const DRM_MODE_H: &str = include_str!("../uapi/drm_mode.h");
 
-/// `#define NAME VALUE` lines, continuation lines joined.
-fn defines(header: &str) -> BTreeMap<&str, String> {
-    let mut defines = BTreeMap::new();
-    let mut lines = header.lines();
-    while let Some(line) = lines.next() {
-        let Some(rest) = line.trim_start().strip_prefix("#define") else {
-            continue;
-        };
-        let mut text = String::from(rest);
-        while text.ends_with('\\') {
-            text.pop();
-            text.push(' ');
-            text.push_str(lines.next().unwrap_or_default());
-        }
-        let rest = rest.trim_start();
-        let name_len = rest.find(|c: char| c.is_whitespace()).unwrap_or(rest.len());
-        let name = &rest[..name_len];
-        let value = text.trim_start()[name_len..].trim();
-        // First definition wins, as for the preprocessor's first pass.
-        defines.entry(name).or_insert_with(|| value.into());
-    }
-    defines
+/// What a set of headers names, as the preprocessor and the compiler
+/// see it: object-like `#define`s and enum constants by value, and
+/// function-like `#define`s by parameters and body. panthor and ethosu
+/// number their ioctls with enum constants built by a token-pasting macro
+/// (`DRM_IOCTL_PANTHOR(WR, BO_CREATE, bo_create)`); amdxdna numbers them
+/// with an enum of implicit values.
+#[derive(Debug, Default)]
+struct Symbols {
+    /// `#define NAME VALUE` and enum constants: the value's text.
+    values: BTreeMap<String, String>,
+    /// `#define NAME(params) body`.
+    macros: BTreeMap<String, (Vec<String>, String)>,
 }
 
-/// The value of `expr` (`0x29`, `DRM_COMMAND_BASE + DRM_I915_GEM_WAIT`,
-/// `DRM_IOWR(..., struct ...)`), resolving names through `defines`.
-fn evaluate(expr: &str, defines: &BTreeMap<&str, String>, depth: u32) -> Option<u32> {
-    if depth > 16 {
+/// `DRM_IO(nr)`, `DRM_IOR(nr, type)` and the like, whose first argument is
+/// the number; drm.h defines them through `_IOC`, which the SDK need not
+/// follow.
+const DRM_IO_MACROS: [&str; 4] = ["DRM_IO", "DRM_IOR", "DRM_IOW", "DRM_IOWR"];
+
+impl Symbols {
+    /// Every definition of `headers` and the SDK's `drm.h`, the first one
+    /// of a name winning, as for the preprocessor's first pass.
+    fn of(headers: &[&str]) -> Self {
+        let mut symbols = Self::default();
+        for header in headers.iter().chain([&DRM_H]) {
+            symbols.read_defines(header);
+            symbols.read_enums(header);
+        }
+        symbols
+    }
+
+    /// `#define` lines, continuation lines joined.
+    fn read_defines(&mut self, header: &str) {
+        let mut lines = header.lines();
+        while let Some(line) = lines.next() {
+            let Some(rest) = line.trim_start().strip_prefix("#define") else {
+                continue;
+            };
+            let mut text = String::from(rest.trim_start());
+            while text.ends_with('\\') {
+                text.pop();
+                text.push(' ');
+                text.push_str(lines.next().unwrap_or_default());
+            }
+            let name_len = identifier_len(&text);
+            let (name, rest) = text.split_at(name_len);
+            if name.is_empty() {
+                continue;
+            }
+            // A function-like macro has its '(' right after the name.
+            if let Some(params) = rest.strip_prefix('(') {
+                let Some((params, body)) = params.split_once(')') else {
+                    continue;
+                };
+                let params = params.split(',').map(|p| p.trim().into()).collect();
+                self.macros
+                    .entry(name.into())
+                    .or_insert((params, body.trim().into()));
+            } else {
+                self.values
+                    .entry(name.into())
+                    .or_insert_with(|| rest.trim().into());
+            }
+        }
+    }
+
+    /// The constants of every `enum { ... }`: an explicit value's text, or
+    /// the last explicitly valued constant plus how far it is behind it,
+    /// or its position when none before it has a value (so a long enum
+    /// does not nest one addition per constant).
+    fn read_enums(&mut self, header: &str) {
+        let code = without_comments(header);
+        let mut rest = code.as_str();
+        while let Some(at) = find_word(rest, "enum") {
+            rest = &rest[at + "enum".len()..];
+            let Some(open) = rest.find(['{', ';']) else {
+                break;
+            };
+            if rest.as_bytes()[open] == b';' {
+                // A declaration such as `enum x y;`, not a definition.
+                rest = &rest[open + 1..];
+                continue;
+            }
+            let Some(close) = rest[open..].find('}') else {
+                break;
+            };
+            let body = &rest[open + 1..open + close];
+            rest = &rest[open + close..];
+            let mut base: Option<&str> = None;
+            let mut behind = 0u32;
+            for item in split_top_level(body, ',') {
+                let item = item.trim();
+                if item.is_empty() || item.starts_with('#') {
+                    continue;
+                }
+                let (name, value) = match item.split_once('=') {
+                    Some((name, value)) => {
+                        base = Some(name.trim());
+                        behind = 0;
+                        (name.trim(), value.trim().into())
+                    }
+                    None => (
+                        item,
+                        base.map_or_else(|| format!("{behind}"), |b| format!("{b} + {behind}")),
+                    ),
+                };
+                self.values.entry(name.into()).or_insert(value);
+                behind += 1;
+            }
+        }
+    }
+
+    /// `text` with each call of a function-like macro (but the `DRM_IO`
+    /// family) replaced by its body, arguments substituted and `##`
+    /// pasted, until none is left at its top.
+    fn expand(&self, text: &str, depth: u32) -> Option<String> {
+        let text = without_outer_parens(text.trim());
+        let Some((name, args)) = call(text) else {
+            return Some(text.into());
+        };
+        if depth > 16 || DRM_IO_MACROS.contains(&name) {
+            return Some(text.into());
+        }
+        let (params, body) = self.macros.get(name)?;
+        if params.len() != args.len() {
+            return None;
+        }
+        let mut substituted = String::new();
+        let mut rest = body.as_str();
+        while !rest.is_empty() {
+            let len = identifier_len(rest).max(rest.chars().next().map_or(0, char::len_utf8));
+            let (token, tail) = rest.split_at(len);
+            match params.iter().position(|p| p == token) {
+                Some(i) => substituted.push_str(args[i].trim()),
+                None => substituted.push_str(token),
+            }
+            rest = tail;
+        }
+        let pasted = substituted
+            .split("##")
+            .map(str::trim)
+            .collect::<Vec<_>>()
+            .concat();
+        self.expand(&pasted, depth + 1)
+    }
+
+    /// The value of `expr` (`0x29`, `DRM_COMMAND_BASE + DRM_I915_GEM_WAIT`,
+    /// `DRM_IOWR(..., struct ...)`, `DRM_IOCTL_PANTHOR(WR, ...)`).
+    fn evaluate(&self, expr: &str, depth: u32) -> Option<u32> {
+        if depth > 16 {
+            return None;
+        }
+        let expr = self.expand(expr, 0)?;
+        // DRM_IO(nr) / DRM_IOR / DRM_IOW / DRM_IOWR (nr, type): the number
+        // is the first argument.
+        if let Some((_, args)) = call(&expr) {
+            return self.evaluate(args.first()?, depth + 1);
+        }
+        split_top_level(&expr, '+')
+            .map(|term| {
+                let term = without_outer_parens(term.trim());
+                if let Some(hex) = term.strip_prefix("0x").or_else(|| term.strip_prefix("0X")) {
+                    u32::from_str_radix(hex, 16).ok()
+                } else if term.bytes().all(|b| b.is_ascii_digit()) && !term.is_empty() {
+                    term.parse().ok()
+                } else {
+                    self.evaluate(self.values.get(term)?, depth + 1)
+                }
+            })
+            .sum()
+    }
+}
+
+/// The length of the C identifier `text` starts with.
+fn identifier_len(text: &str) -> usize {
+    text.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(text.len())
+}
+
+/// Where `word` first stands alone in `text`, not inside an identifier.
+fn find_word(text: &str, word: &str) -> Option<usize> {
+    let is_ident = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+    text.match_indices(word).map(|(at, _)| at).find(|&at| {
+        !is_ident(text[..at].chars().next_back())
+            && !is_ident(text[at + word.len()..].chars().next())
+    })
+}
+
+/// `text` without its `/* */` and `//` comments.
+fn without_comments(text: &str) -> String {
+    let mut code = String::with_capacity(text.len());
+    let mut rest = text;
+    loop {
+        let block = rest.find("/*");
+        let line = rest.find("//");
+        match (block, line) {
+            (Some(b), l) if l.is_none_or(|l| b < l) => {
+                code.push_str(&rest[..b]);
+                rest = rest[b..].find("*/").map_or("", |end| &rest[b + end + 2..]);
+            }
+            (_, Some(l)) => {
+                code.push_str(&rest[..l]);
+                rest = rest[l..].find('\n').map_or("", |end| &rest[l + end..]);
+            }
+            _ => {
+                code.push_str(rest);
+                return code;
+            }
+        }
+    }
+}
+
+/// The parts of `text` between `separator`s outside parentheses.
+fn split_top_level(text: &str, separator: char) -> impl Iterator<Item = &str> {
+    let mut depth = 0i32;
+    let mut start = 0;
+    let mut parts = Vec::new();
+    for (at, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            c if c == separator && depth == 0 => {
+                parts.push(&text[start..at]);
+                start = at + c.len_utf8();
+            }
+            _ => {}
+        }
+    }
+    parts.push(&text[start..]);
+    parts.into_iter()
+}
+
+/// Where the parenthesis opening `text` closes.
+fn closing_paren(text: &str) -> Option<usize> {
+    let mut depth = 0;
+    for (at, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(at);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// `text` without parentheses around all of it: `((x + 1))` is `x + 1`.
+fn without_outer_parens(mut text: &str) -> &str {
+    while text.starts_with('(') && closing_paren(text) == Some(text.len() - 1) {
+        text = text[1..text.len() - 1].trim();
+    }
+    text
+}
+
+/// `NAME(args)` spanning all of `text` (spaces allowed before the
+/// parenthesis): the name and the top-level arguments.
+fn call(text: &str) -> Option<(&str, Vec<&str>)> {
+    let name_len = identifier_len(text);
+    if name_len == 0 {
         return None;
     }
-    let expr = expr
-        .trim()
-        .trim_start_matches('(')
-        .trim_end_matches(')')
-        .trim();
-    // DRM_IO(nr) / DRM_IOR / DRM_IOW / DRM_IOWR (nr, type): the number is
-    // the first argument.
-    if let Some(rest) = expr.strip_prefix("DRM_IO") {
-        let args = &rest[rest.find('(')? + 1..];
-        let first = args.split([',', ')']).next()?;
-        return evaluate(first, defines, depth + 1);
+    let (name, rest) = text.split_at(name_len);
+    let rest = rest.trim_start();
+    if !rest.starts_with('(') || closing_paren(rest) != Some(rest.len() - 1) {
+        return None;
     }
-    expr.split('+')
-        .map(|term| {
-            let term = term.trim();
-            if let Some(hex) = term.strip_prefix("0x").or_else(|| term.strip_prefix("0X")) {
-                u32::from_str_radix(hex, 16).ok()
-            } else if term.bytes().all(|b| b.is_ascii_digit()) && !term.is_empty() {
-                term.parse().ok()
-            } else {
-                evaluate(defines.get(term)?, defines, depth + 1)
-            }
-        })
-        .sum()
-}
-
-/// Every `#define` of `headers` and the SDK's `drm.h`, first one winning.
-fn all_defines<'a>(headers: &[&'a str]) -> BTreeMap<&'a str, String> {
-    let mut all = BTreeMap::new();
-    for header in headers.iter().chain([&DRM_H]) {
-        for (name, value) in defines(header) {
-            all.entry(name).or_insert(value);
-        }
-    }
-    all
+    Some((
+        name,
+        split_top_level(&rest[1..rest.len() - 1], ',').collect(),
+    ))
 }
 
 /// The ioctl number (`cmd & 0xff`) the headers define for `macro_name`.
 pub fn ioctl_nr(headers: &[&str], macro_name: &str) -> Option<u8> {
-    let all = all_defines(headers);
-    let value = evaluate(all.get(macro_name)?, &all, 0)?;
+    let symbols = Symbols::of(headers);
+    let value = symbols.evaluate(symbols.values.get(macro_name)?, 0)?;
     Some((value & 0xff) as u8)
 }
 
 /// The argument type of ioctl `macro_name`: `DRM_IOWR(nr, struct x)`'s
 /// second argument, e.g. `struct drm_mode_create_dumb`.
 pub fn argument_type(headers: &[&str], macro_name: &str) -> Option<String> {
-    let all = all_defines(headers);
-    let value = all.get(macro_name)?;
-    let args = &value[value.find('(')? + 1..value.rfind(')')?];
-    let (_, ty) = args.rsplit_once(',')?;
-    Some(ty.trim().into())
+    let symbols = Symbols::of(headers);
+    let value = symbols.expand(symbols.values.get(macro_name)?, 0)?;
+    let (_, args) = call(&value)?;
+    Some(args.get(1)?.trim().into())
 }
 
 /// Runs the agent's validation on `vendor` and checks every entry's number
@@ -145,7 +355,7 @@ mod layout {
     use alloc::{format, string::String, vec::Vec};
     use std::{io::Write as _, process};
 
-    use super::{DRM_MODE_H, argument_type};
+    use super::{DRM_H, DRM_MODE_H, argument_type};
     use crate::{Field, Vendor};
 
     /// One field to measure: the ioctl, its argument type, the field.
@@ -211,9 +421,13 @@ mod layout {
         headers: &[&str],
         probes: &[Probe<'_>],
     ) -> Result<Vec<(usize, usize)>, String> {
-        let mut source =
-            String::from("#include <linux/types.h>\n#include <stddef.h>\n#include <stdio.h>\n");
-        for header in core::iter::once(&DRM_MODE_H).chain(headers) {
+        // drm.h's DRM_IOWR and the like expand to linux/ioctl.h's _IOWR: a
+        // header that numbers its ioctls with enum constants (panthor,
+        // ethosu) has the compiler evaluate them.
+        let mut source = String::from(
+            "#include <linux/ioctl.h>\n#include <linux/types.h>\n#include <stddef.h>\n#include <stdio.h>\n",
+        );
+        for header in [&DRM_H, &DRM_MODE_H].into_iter().chain(headers) {
             source.push_str(header);
             source.push('\n');
         }
@@ -274,6 +488,80 @@ mod tests {
         assert_eq!(ioctl_nr(&[HEADER], "DRM_IOCTL_ACME_SUBMIT_WR"), Some(0x69));
         assert_eq!(ioctl_nr(&[HEADER], "DRM_IOCTL_ACME_BO"), Some(0x42));
         assert_eq!(ioctl_nr(&[HEADER], "DRM_IOCTL_ACME_NONE"), None);
+    }
+
+    /// As panthor_drm.h and ethosu_accel.h number their ioctls: an enum
+    /// of implicit ids, and enum constants built by a token-pasting macro.
+    const ENUM_HEADER: &str = "enum drm_acme_ioctl_id {\n\
+        \t/** @DRM_ACME_QUERY: a comment, with = and , in it. */\n\
+        \tDRM_ACME_QUERY = 0,\n\
+        \tDRM_ACME_BO_CREATE, // another\n\
+        \tDRM_ACME_SUBMIT,\n\
+        \tDRM_ACME_WAIT = 0x10,\n\
+        \tDRM_ACME_AFTER_WAIT\n\
+        };\n\
+        enum drm_acme_flags { ACME_FLAG = (1 << 0), };\n\
+        #define DRM_IOCTL_ACME(__access, __id, __type) \\\n\
+        \tDRM_IO ## __access(DRM_COMMAND_BASE + DRM_ACME_ ## __id, \\\n\
+        \t\t\t   struct drm_acme_ ## __type)\n\
+        enum {\n\
+        \tDRM_IOCTL_ACME_BO_CREATE =\n\
+        \t\tDRM_IOCTL_ACME(WR, BO_CREATE, bo_create),\n\
+        \tDRM_IOCTL_ACME_SUBMIT = DRM_IOCTL_ACME(W, SUBMIT, submit),\n\
+        };\n\
+        #define DRM_IOCTL_ACME_AFTER_WAIT DRM_IOWR(DRM_COMMAND_BASE + DRM_ACME_AFTER_WAIT, struct w)\n";
+
+    #[test]
+    fn enum_constants_count_on_from_the_last_explicit_value() {
+        assert_eq!(ioctl_nr(&[ENUM_HEADER], "DRM_ACME_QUERY"), Some(0));
+        assert_eq!(ioctl_nr(&[ENUM_HEADER], "DRM_ACME_BO_CREATE"), Some(1));
+        assert_eq!(ioctl_nr(&[ENUM_HEADER], "DRM_ACME_SUBMIT"), Some(2));
+        assert_eq!(ioctl_nr(&[ENUM_HEADER], "DRM_ACME_WAIT"), Some(0x10));
+        assert_eq!(
+            ioctl_nr(&[ENUM_HEADER], "DRM_IOCTL_ACME_AFTER_WAIT"),
+            Some(0x51)
+        );
+    }
+
+    #[test]
+    fn a_long_implicit_enum_resolves_to_its_last_constant() {
+        let names: Vec<String> = (0..100).map(|i| format!("DRM_ACME_ID_{i}")).collect();
+        let header = format!("enum acme {{ {} }};\n", names.join(",\n"));
+        assert_eq!(ioctl_nr(&[&header], "DRM_ACME_ID_99"), Some(99));
+        let header = format!("enum acme {{ FIRST = 0x10, {} }};\n", names.join(", "));
+        assert_eq!(ioctl_nr(&[&header], "DRM_ACME_ID_99"), Some(0x10 + 100));
+    }
+
+    #[test]
+    fn token_pasting_macros_expand_to_the_number_and_the_argument_type() {
+        assert_eq!(
+            ioctl_nr(&[ENUM_HEADER], "DRM_IOCTL_ACME_BO_CREATE"),
+            Some(0x41)
+        );
+        assert_eq!(
+            ioctl_nr(&[ENUM_HEADER], "DRM_IOCTL_ACME_SUBMIT"),
+            Some(0x42)
+        );
+        assert_eq!(
+            argument_type(&[ENUM_HEADER], "DRM_IOCTL_ACME_BO_CREATE").as_deref(),
+            Some("struct drm_acme_bo_create")
+        );
+        assert_eq!(
+            argument_type(&[HEADER], "DRM_IOCTL_ACME_BO").as_deref(),
+            Some("struct y")
+        );
+        // A macro called with the wrong number of arguments defines nothing.
+        let wrong = "#define M(a, b) DRM_IOW(DRM_COMMAND_BASE + a, b)\n#define DRM_IOCTL_X M(1)\n";
+        assert_eq!(ioctl_nr(&[wrong], "DRM_IOCTL_X"), None);
+    }
+
+    #[test]
+    fn an_alias_of_an_ioctl_macro_resolves_through_it() {
+        let alias = "#define DRM_IOCTL_ACME_SUBMIT_OLD DRM_IOCTL_ACME_SUBMIT\n";
+        assert_eq!(
+            ioctl_nr(&[alias, ENUM_HEADER], "DRM_IOCTL_ACME_SUBMIT_OLD"),
+            Some(0x42)
+        );
     }
 
     #[test]

@@ -151,10 +151,18 @@ mod tests {
         assert_eq!(vendor_slot("i915"), vendor_slot("i915"));
         let names = [
             "amdgpu",
+            "amdxdna",
+            "ethosu",
+            "etnaviv",
             "habanalabs",
             "i915",
             "ivpu",
+            "msm",
+            "panfrost",
+            "panthor",
             "qaic",
+            "rocket",
+            "v3d",
             "vgem",
             "virtio_gpu",
             "xe",

@@ -95,6 +95,17 @@ impl Sysfs {
         DeviceDir(dir)
     }
 
+    /// A device-tree platform device at `bus_path` below `/sys/devices`
+    /// (`platform/soc@0/3d00000.gpu`), bound to platform driver `driver`
+    /// if given, with the uevent lines of its `compatible` string.
+    pub fn device_tree(&self, bus_path: &str, driver: Option<&str>, compatible: &str) -> DeviceDir {
+        self.other(
+            bus_path,
+            driver.map(|driver| ("platform", driver)),
+            &format!("OF_COMPATIBLE_0={compatible}\nOF_COMPATIBLE_N=1\n"),
+        )
+    }
+
     /// A virtio child device of a PCI function, bound to `driver`.
     pub fn virtio_child(&self, parent: &DeviceDir, name: &str, driver: &str) -> DeviceDir {
         let dir = parent.0.join(name);
