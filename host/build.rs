@@ -3,8 +3,9 @@
 //!
 //! - the kernel program (`host-ebpf`), for the BPF target, with the pinned
 //!   nightly and bpf-linker (through aya-build);
-//! - every vendor plugin in `vendors/`, as a `wasm32-wasip2` component,
-//!   listed in `$OUT_DIR/builtin_plugins.rs`.
+//! - every vendor plugin in `vendors/`, as a `wasm32-wasip2` component and
+//!   as wasmtime's precompiled code for the target, listed in
+//!   `$OUT_DIR/builtin_plugins.rs`.
 
 use std::{
     env,
@@ -15,6 +16,10 @@ use std::{
 };
 
 use anyhow::{Context as _, anyhow, bail};
+
+/// The engine settings the agent loads plugins with.
+#[path = "src/plugins/engine.rs"]
+mod plugin_engine;
 
 /// The one place the pinned toolchain and linker versions are written down;
 /// `scripts/setup` installs from the same file.
@@ -115,19 +120,59 @@ fn build_vendor_plugins(root: &Path, out_dir: &Path) -> anyhow::Result<()> {
     }
 
     let artifacts = target_dir.join(PLUGIN_TARGET).join(PLUGIN_PROFILE);
+    let precompiler = Precompiler::for_target();
     let mut list = String::from("&[\n");
     for vendor in &vendors {
         let wasm = artifacts.join(format!("kubenpu_vendor_{}.wasm", vendor.replace('-', "_")));
         if !wasm.is_file() {
             bail!("the build of vendors/{vendor} left no {}", wasm.display());
         }
+        let precompiled = match precompiler.precompile(&wasm, out_dir) {
+            Ok(code) => format!("Some(include_bytes!({:?}))", code.display().to_string()),
+            Err(why) => {
+                println!(
+                    "cargo:warning=the built-in {vendor} is compiled when the agent starts: {why:#}"
+                );
+                "None".into()
+            }
+        };
         writeln!(
             list,
-            "    ({vendor:?}, include_bytes!({:?})),",
+            "    Builtin {{ name: {vendor:?}, wasm: include_bytes!({:?}), precompiled: {precompiled} }},",
             wasm.display().to_string()
         )?;
     }
     list.push(']');
     fs::write(out_dir.join("builtin_plugins.rs"), list)?;
     Ok(())
+}
+
+/// Compiles the built-in components to machine code for the target being
+/// built, with the agent's own engine settings and no CPU features beyond
+/// the target's baseline, so the code loads on every CPU of that
+/// architecture.
+struct Precompiler(anyhow::Result<wasmtime::Engine>);
+
+impl Precompiler {
+    fn for_target() -> Self {
+        let engine = env::var("TARGET")
+            .context("cargo sets TARGET for build scripts")
+            .and_then(|target| {
+                let mut config = plugin_engine::config();
+                config.target(&target)?;
+                wasmtime::Engine::new(&config)
+                    .map_err(|e| anyhow!("wasmtime cannot compile for {target}: {e}"))
+            });
+        Self(engine)
+    }
+
+    /// Writes `<component>.cwasm` beside the build's other outputs.
+    fn precompile(&self, wasm: &Path, out_dir: &Path) -> anyhow::Result<PathBuf> {
+        let engine = self.0.as_ref().map_err(|e| anyhow!("{e:#}"))?;
+        let code = engine.precompile_component(&fs::read(wasm)?)?;
+        let name = wasm.file_stem().context("a component file has a name")?;
+        let path = out_dir.join(name).with_extension("cwasm");
+        fs::write(&path, code)?;
+        Ok(path)
+    }
 }

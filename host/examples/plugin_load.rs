@@ -1,15 +1,17 @@
-//! What loading the built-in vendor plugins costs: compile, instantiate,
-//! describe and validate each component, timed one by one (the median of
-//! ROUNDS) and all together as the agent loads them at start-up, with the
-//! process's resident memory before and after. Prints one line a
-//! measurement (`plugin NAME BYTES NS`, `plugins-all COUNT NS`,
-//! `plugins-rss BEFORE_KIB AFTER_KIB`) for scripts/bench's tables.
+//! What loading the built-in vendor plugins costs: load (from the
+//! precompiled code the agent uses, and compiled from the component, as a
+//! plugin file is), instantiate, describe and validate each, timed one by
+//! one (the median of ROUNDS), and all together as the agent loads them at
+//! start-up, with the process's resident memory before and after. Prints
+//! one line a measurement (`plugin NAME BYTES PRECOMPILED_NS COMPILED_NS`,
+//! `plugins-all COUNT NS`, `plugins-rss BEFORE_KIB AFTER_KIB`) for
+//! scripts/bench's tables.
 //!
 //! `cargo run --release -p kubenpu --example plugin_load [ROUNDS]`
 
 use std::time::{Duration, Instant};
 
-use kubenpu::plugins::{BUILTIN, Plugin, PluginHost, Sandbox, Source};
+use kubenpu::plugins::{BUILTIN, Plugin, PluginError, PluginHost, Sandbox, Source};
 
 /// Resident set size of this process, in KiB.
 fn rss_kib() -> u64 {
@@ -37,17 +39,24 @@ fn main() -> anyhow::Result<()> {
 
     // One line a measurement, for scripts/bench's tables.
     let sandbox = Sandbox::new()?;
-    for (name, bytes) in BUILTIN {
-        let samples = (0..rounds)
-            .map(|_| {
-                let t = Instant::now();
-                Plugin::load(&sandbox, bytes, Source::Builtin).map(|_| t.elapsed())
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+    for builtin in BUILTIN {
+        let timed = |load: &dyn Fn() -> Result<Plugin, PluginError>| {
+            (0..rounds)
+                .map(|_| {
+                    let t = Instant::now();
+                    load().map(|_| t.elapsed())
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(median)
+        };
+        let precompiled = timed(&|| builtin.load(&sandbox))?;
+        let compiled = timed(&|| Plugin::load(&sandbox, builtin.wasm, Source::Builtin))?;
         println!(
-            "plugin {name} {} {}",
-            bytes.len(),
-            median(samples).as_nanos()
+            "plugin {} {} {} {}",
+            builtin.name,
+            builtin.wasm.len(),
+            precompiled.as_nanos(),
+            compiled.as_nanos()
         );
     }
     println!("plugins-all {} {}", BUILTIN.len(), first_load.as_nanos());

@@ -11,7 +11,7 @@ use kubenpu::{
     discovery::discover,
     plugins::{BUILTIN, PluginHost, Source, Vendors, Watcher},
 };
-use support::{sysfs::Sysfs, test_plugin};
+use support::{builtin_wasm, sysfs::Sysfs, test_plugin};
 
 /// Atomically puts `bytes` at `dir/name`, as a package manager or
 /// `kubectl cp` followed by `mv` would.
@@ -83,7 +83,7 @@ fn the_device_table_follows_the_plugins_directory() {
 
     // Replace by rename: the file now provides vgem, overriding the built-in,
     // and nothing claims the device any more.
-    let vgem = BUILTIN.iter().find(|(n, _)| *n == "vgem").unwrap().1;
+    let vgem = builtin_wasm("vgem");
     install(dir.path(), "acme.wasm", vgem);
     let vendors = wait_for(&updates, "the replacement", |v| {
         vendor_of(v, "acme").is_none()
@@ -151,7 +151,7 @@ fn a_configmap_volume_is_read_and_followed() {
     })
     .unwrap();
     // The ConfigMap is edited: acme.wasm now holds the vgem vendor.
-    let vgem = BUILTIN.iter().find(|(n, _)| *n == "vgem").unwrap().1;
+    let vgem = builtin_wasm("vgem");
     configmap_update(dir.path(), 2, &[("acme.wasm", vgem)]);
     let vendors = wait_for(&updates, "the ConfigMap's update", |v| {
         vendor_of(v, "acme").is_none()

@@ -6,9 +6,9 @@ mod support;
 
 use std::{fs, path::Path, process::Command, time::Instant};
 
-use kubenpu::plugins::{BUILTIN, PluginHost, SIZE_LIMIT, Source};
+use kubenpu::plugins::{BUILTIN, PluginHost, SIZE_LIMIT, Sandbox, Source};
 use serde_json::Value;
-use support::{numbered_plugin as numbered, test_plugin};
+use support::{builtin_wasm as builtin, numbered_plugin as numbered, test_plugin};
 
 const BUILTIN_NAMES: [&str; 16] = [
     "amdgpu",
@@ -28,10 +28,6 @@ const BUILTIN_NAMES: [&str; 16] = [
     "virtio_gpu",
     "xe",
 ];
-
-fn builtin(name: &str) -> &'static [u8] {
-    BUILTIN.iter().find(|(n, _)| *n == name).unwrap().1
-}
 
 fn kubenpuctl(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_kubenpuctl"))
@@ -93,6 +89,24 @@ fn kubenpuctl_plugins_json_lists_the_built_in_vendors_with_their_tables() {
 }
 
 /// Writes each bad plugin into `dir` under a telling name.
+/// The agent starts without compiling: every built-in's precompiled code
+/// is there and loads, and describes the same vendor as its component.
+#[test]
+fn every_built_in_loads_from_its_precompiled_code() {
+    let sandbox = Sandbox::new().unwrap();
+    for builtin in BUILTIN {
+        assert!(
+            builtin.precompiled_loads(&sandbox),
+            "the built-in {} has no precompiled code, or wasmtime refuses it",
+            builtin.name
+        );
+        let loaded = builtin.load(&sandbox).unwrap();
+        let compiled =
+            kubenpu::plugins::Plugin::load(&sandbox, builtin.wasm, Source::Builtin).unwrap();
+        assert_eq!(loaded.description, compiled.description, "{}", builtin.name);
+    }
+}
+
 fn write_hostile_plugins(dir: &Path) {
     let wat = |text: &str| wat::parse_str(text).unwrap();
     let vgem = builtin("vgem");

@@ -5,6 +5,7 @@
 //! and the others keep working.
 
 mod directory;
+mod engine;
 mod sandbox;
 mod watch;
 
@@ -24,8 +25,55 @@ pub use watch::Watcher;
 
 use crate::discovery::Device;
 
-/// The vendors compiled into this binary, as `(crate directory, component)`.
-pub static BUILTIN: &[(&str, &[u8])] = include!(concat!(env!("OUT_DIR"), "/builtin_plugins.rs"));
+/// The vendors compiled into this binary.
+pub static BUILTIN: &[Builtin] = include!(concat!(env!("OUT_DIR"), "/builtin_plugins.rs"));
+
+/// A vendor compiled into this binary: its component, and the machine code
+/// the build compiled it to, so that an agent starts without compiling
+/// (which takes seconds for all of them on a slow core).
+pub struct Builtin {
+    /// The crate's directory under `vendors/`.
+    pub name: &'static str,
+    /// The component, as a plugin file would hold it.
+    pub wasm: &'static [u8],
+    /// wasmtime's precompiled form of `wasm`, for this binary's target
+    /// with no CPU features assumed; `None` where the build could not make
+    /// it. Private: only code from this build may ever be loaded as such.
+    precompiled: Option<&'static [u8]>,
+}
+
+impl Builtin {
+    /// Loads it from its precompiled code, or compiles its component where
+    /// there is none or wasmtime refuses it (saying why).
+    pub fn load(&self, sandbox: &Sandbox) -> Result<Plugin, PluginError> {
+        let compiled = match self.precompiled(sandbox) {
+            Some(Ok(compiled)) => compiled,
+            Some(Err(refused)) => {
+                tracing::warn!(
+                    "built-in {}: its precompiled code was refused ({refused}); compiling it instead",
+                    self.name
+                );
+                sandbox.compile(self.wasm)?
+            }
+            None => sandbox.compile(self.wasm)?,
+        };
+        Plugin::describe(compiled, Source::Builtin)
+    }
+
+    /// Whether it has precompiled code and wasmtime accepts it; where not,
+    /// every agent start compiles it.
+    pub fn precompiled_loads(&self, sandbox: &Sandbox) -> bool {
+        matches!(self.precompiled(sandbox), Some(Ok(_)))
+    }
+
+    fn precompiled(&self, sandbox: &Sandbox) -> Option<Result<sandbox::Compiled, PluginError>> {
+        // SAFETY: `precompiled` is private to this module and set only by
+        // the build script, from `wasmtime::Engine::precompile_component` of
+        // the same pinned wasmtime with the same `engine::config`.
+        self.precompiled
+            .map(|code| unsafe { sandbox.deserialize(code) })
+    }
+}
 
 /// The default plugins directory.
 pub const DEFAULT_DIR: &str = "/usr/lib/kubenpu/plugins";
@@ -149,7 +197,11 @@ impl fmt::Debug for Plugin {
 impl Plugin {
     /// Compiles, describes and validates a component.
     pub fn load(sandbox: &Sandbox, bytes: &[u8], source: Source) -> Result<Self, PluginError> {
-        let compiled = sandbox.compile(bytes)?;
+        Self::describe(sandbox.compile(bytes)?, source)
+    }
+
+    /// Asks a compiled plugin for its description and validates it.
+    fn describe(compiled: sandbox::Compiled, source: Source) -> Result<Self, PluginError> {
         let description = compiled.describe()?;
         validate(&description)?;
         Ok(Self {
@@ -265,11 +317,11 @@ impl PluginHost {
         let sandbox = Sandbox::new()?;
         let mut builtins = Vec::new();
         let mut builtin_rejections = Vec::new();
-        for (name, bytes) in BUILTIN {
-            match Plugin::load(&sandbox, bytes, Source::Builtin) {
+        for builtin in BUILTIN {
+            match builtin.load(&sandbox) {
                 Ok(plugin) => builtins.push(Arc::new(plugin)),
                 Err(error) => builtin_rejections.push(Rejection {
-                    source: format!("built-in {name}"),
+                    source: format!("built-in {}", builtin.name),
                     error,
                     kept: None,
                 }),

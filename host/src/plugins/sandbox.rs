@@ -7,11 +7,11 @@ use kubenpu_sdk::{
     Description, FieldSpec, Kind, PciId, Phase, SizeSpec, TableEntry, UsageNamesSpec,
 };
 use wasmtime::{
-    Config, Engine, ResourceLimiter, Store, StoreLimits, StoreLimitsBuilder,
+    Engine, ResourceLimiter, Store, StoreLimits, StoreLimitsBuilder,
     component::{Component, Linker},
 };
 
-use super::PluginError;
+use super::{PluginError, engine};
 
 /// Host bindings generated from `wit/vendor.wit` (0.3.0).
 mod bindings {
@@ -69,12 +69,8 @@ enum Pre {
 impl Sandbox {
     /// Creates the engine with fuel metering and stack limits.
     pub fn new() -> anyhow::Result<Self> {
-        let mut config = Config::new();
-        config
-            .consume_fuel(true)
-            .max_wasm_stack(STACK_LIMIT)
-            .wasm_backtrace_max_frames(None)
-            .wasm_component_model(true);
+        let mut config = engine::config();
+        config.max_wasm_stack(STACK_LIMIT);
         let engine = Engine::new(&config)?;
         // Nothing is added: a plugin that imports anything fails to link,
         // and the error names the import.
@@ -91,9 +87,29 @@ impl Sandbox {
         }
         let component = Component::from_binary(&self.engine, bytes)
             .map_err(|e| PluginError::Invalid(one_line(&e)))?;
+        self.prepare(&component)
+    }
+
+    /// Loads code precompiled by `wasmtime::Engine::precompile_component`
+    /// and checks its imports and exports. wasmtime refuses code of
+    /// another version, settings or CPU features.
+    ///
+    /// # Safety
+    ///
+    /// `code` must come from wasmtime's own precompilation: it is mapped and
+    /// run as machine code without being validated as WebAssembly.
+    pub(super) unsafe fn deserialize(&self, code: &[u8]) -> Result<Compiled, PluginError> {
+        // SAFETY: the caller vouches for the code's origin.
+        let component = unsafe { Component::deserialize(&self.engine, code) }
+            .map_err(|e| PluginError::Invalid(one_line(&e)))?;
+        self.prepare(&component)
+    }
+
+    /// Links a component (with nothing) and matches it to a world version.
+    fn prepare(&self, component: &Component) -> Result<Compiled, PluginError> {
         let pre = self
             .linker
-            .instantiate_pre(&component)
+            .instantiate_pre(component)
             .map_err(|e| PluginError::Imports(one_line(&e)))?;
         // A plugin of the current world, else of an earlier one; a plugin
         // of none is reported against the current one.

@@ -49,6 +49,15 @@ pub const TEST_PLUGINS: [&str; 10] = [
     "vgem-alt",
 ];
 
+/// The component of the built-in vendor `name`.
+pub fn builtin_wasm(name: &str) -> &'static [u8] {
+    kubenpu::plugins::BUILTIN
+        .iter()
+        .find(|builtin| builtin.name == name)
+        .unwrap_or_else(|| panic!("no built-in {name}"))
+        .wasm
+}
+
 /// The path of a test plugin's component, built (once per test run) for
 /// wasm32-wasip2 the way the built-in vendors are.
 pub fn test_plugin(name: &str) -> PathBuf {
