@@ -160,8 +160,9 @@ impl Precompiler {
             .and_then(|target| {
                 let mut config = plugin_engine::config();
                 config.target(&target)?;
-                wasmtime::Engine::new(&config)
-                    .map_err(|e| anyhow!("wasmtime cannot compile for {target}: {e}"))
+                wasmtime::Engine::new(&config).map_err(|e| {
+                    anyhow!("wasmtime cannot compile for {target} ({e}); a cross-build needs --features cross-precompile")
+                })
             });
         Self(engine)
     }

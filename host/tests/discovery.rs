@@ -74,6 +74,18 @@ fn row(
     })
 }
 
+/// A device with no PCI id and no NUMA node: a platform or device-tree
+/// device, as on SoCs.
+fn platform_row(
+    driver: &str,
+    address: &str,
+    nodes: &[&str],
+    vendor: Option<&str>,
+    subsystem: &str,
+) -> Value {
+    row(driver, None, address, nodes, vendor, None, subsystem)
+}
+
 /// Drops the optional product name so rows compare on the contract's keys.
 fn without_products(mut rows: Value) -> Value {
     for row in rows.as_array_mut().unwrap() {
@@ -235,13 +247,11 @@ fn virtual_machine_with_virtio_gpu_and_platform_vgem() {
                 None,
                 "drm"
             ),
-            row(
+            platform_row(
                 "vgem",
-                None,
                 "platform/vgem",
                 &["226:1", "226:129"],
                 Some("vgem"),
-                None,
                 "drm"
             ),
         ])
@@ -276,15 +286,7 @@ fn newer_kernels_faux_vgem_and_older_kernels_virtio_child_cards() {
                 Some(0),
                 "drm"
             ),
-            row(
-                "vgem",
-                None,
-                "faux/vgem",
-                &["226:1"],
-                Some("vgem"),
-                None,
-                "drm"
-            ),
+            platform_row("vgem", "faux/vgem", &["226:1"], Some("vgem"), "drm"),
         ])
     );
 }
@@ -324,33 +326,21 @@ fn rk3588_board_with_panthor_gpu_rocket_npu_and_an_unclaimed_display() {
     assert_eq!(
         without_products(rows(&sysfs)),
         json!([
-            row(
+            platform_row(
                 "rockchip-drm",
-                None,
                 "platform/display-subsystem",
                 &["226:0"],
                 None,
-                None,
                 "drm"
             ),
-            row(
+            platform_row(
                 "panthor",
-                None,
                 "platform/fb000000.gpu",
                 &["226:1", "226:128"],
                 Some("panthor"),
-                None,
                 "drm"
             ),
-            row(
-                "rknn",
-                None,
-                "platform/rknn",
-                &["261:0"],
-                Some("rocket"),
-                None,
-                "accel"
-            ),
+            platform_row("rknn", "platform/rknn", &["261:0"], Some("rocket"), "accel"),
         ])
     );
 }
@@ -376,21 +366,17 @@ fn imx93_board_with_an_ethos_u65_npu() {
     assert_eq!(
         without_products(rows(&sysfs)),
         json!([
-            row(
+            platform_row(
                 "ethosu",
-                None,
                 "platform/soc@0/4a900000.npu",
                 &["261:0"],
                 Some("ethosu"),
-                None,
                 "accel"
             ),
-            row(
+            platform_row(
                 "imx-lcdif",
-                None,
                 "platform/soc@0/4ae30000.display-controller",
                 &["226:0"],
-                None,
                 None,
                 "drm"
             ),
@@ -415,13 +401,11 @@ fn qualcomm_boards_adreno_behind_the_display_controller_or_headless() {
     with_display.connector(&dpu, "card0", "DP-1");
     assert_eq!(
         without_products(rows(&with_display)),
-        json!([row(
+        json!([platform_row(
             "msm_dpu",
-            None,
             "platform/soc@0/ae00000.display-subsystem/ae01000.display-controller",
             &["226:0", "226:128"],
             Some("msm"),
-            None,
             "drm"
         )])
     );
@@ -432,13 +416,11 @@ fn qualcomm_boards_adreno_behind_the_display_controller_or_headless() {
     headless.node(&gpu, "drm", "renderD128", 226, 128);
     assert_eq!(
         without_products(rows(&headless)),
-        json!([row(
+        json!([platform_row(
             "adreno",
-            None,
             "platform/soc@0/3d00000.gpu",
             &["226:0", "226:128"],
             Some("msm"),
-            None,
             "drm"
         )])
     );
@@ -459,22 +441,12 @@ fn raspberry_pi_4_with_v3d_and_an_unclaimed_vc4_display() {
     assert_eq!(
         without_products(rows(&sysfs)),
         json!([
-            row(
-                "vc4-drm",
-                None,
-                "platform/gpu",
-                &["226:1"],
-                None,
-                None,
-                "drm"
-            ),
-            row(
+            platform_row("vc4-drm", "platform/gpu", &["226:1"], None, "drm"),
+            platform_row(
                 "v3d",
-                None,
                 "platform/v3dbus/fec00000.v3d",
                 &["226:0", "226:128"],
                 Some("v3d"),
-                None,
                 "drm"
             ),
         ])
@@ -508,13 +480,11 @@ fn imx8mp_board_with_etnaviv_on_its_virtual_device() {
 
     assert_eq!(
         without_products(rows(&sysfs)),
-        json!([row(
+        json!([platform_row(
             "etnaviv",
-            None,
             "platform/etnaviv",
             &["226:1", "226:128"],
             Some("etnaviv"),
-            None,
             "drm"
         )])
     );
@@ -542,22 +512,18 @@ fn rk3399_board_with_a_panfrost_gpu() {
     assert_eq!(
         without_products(rows(&sysfs)),
         json!([
-            row(
+            platform_row(
                 "rockchip-drm",
-                None,
                 "platform/display-subsystem",
                 &["226:0"],
                 None,
-                None,
                 "drm"
             ),
-            row(
+            platform_row(
                 "panfrost",
-                None,
                 "platform/ff9a0000.gpu",
                 &["226:1", "226:128"],
                 Some("panfrost"),
-                None,
                 "drm"
             ),
         ])

@@ -2,15 +2,31 @@
 //! static binaries from this checkout, the Dockerfile's runtime stage, with
 //! podman) and run: the agent's help, `kubenpuctl devices` on a fixture
 //! tree mounted in, the one-line refusal of an agent without capabilities,
-//! and no shell to fall back on.
+//! and no shell to fall back on. With both architectures (an ignored test,
+//! for its build time), one local manifest list whose arm64 image holds
+//! static arm64 binaries, and whose arm64 kubenpuctl, run under qemu's
+//! user-mode emulator, sees the same devices as the host's.
 
 mod support;
 
-use std::{path::Path, process::Command};
+use std::{path::Path, process::Command, sync::Mutex};
 
+use serde_json::Value;
 use support::sysfs::Sysfs;
 
 const IMAGE: &str = "kubenpu/agent:image-test";
+/// The two-architecture manifest list.
+const IMAGE_LIST: &str = "kubenpu/agent:image-test-list";
+
+/// One test at a time: the two images' amd64 halves are the same image, so
+/// one test's clean-up would remove what the other runs.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// What `kubenpuctl devices` prints for `Sysfs::intel_gpu_and_npu`: the
+/// built-in vendors are in the binary, and i915 and ivpu claim these.
+const INTEL_DEVICES: &str = "DRIVER     PCI-ID     ADDRESS       NODES          VENDOR\n\
+                             i915       8086:5917  0000:00:02.0  226:0,226:128  i915\n\
+                             intel_vpu  8086:7d1d  0000:00:0b.0  261:0          ivpu\n";
 
 /// `podman run` with what this machine's podman needs (explicit ulimits)
 /// and no network.
@@ -28,21 +44,83 @@ fn podman_run(args: &[&str]) -> std::process::Output {
         .expect("podman runs (scripts/setup installs it)")
 }
 
+fn podman(args: &[&str]) -> String {
+    let out = Command::new("podman").args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "podman {args:?}: {}",
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// ELF's machine number for arm64.
+const EM_AARCH64: u16 = 183;
+/// The program header that names a dynamic loader.
+const PT_INTERP: u32 = 3;
+
+/// A 64-bit little-endian ELF file's machine, and whether it names a
+/// dynamic loader (a static executable does not).
+fn elf_machine_and_interpreter(elf: &[u8]) -> (u16, bool) {
+    assert_eq!(
+        &elf[..6],
+        b"\x7fELF\x02\x01",
+        "not a 64-bit little-endian ELF file"
+    );
+    let u16_at = |at: usize| u16::from_le_bytes(elf[at..at + 2].try_into().unwrap());
+    let phoff = u64::from_le_bytes(elf[32..40].try_into().unwrap()) as usize;
+    let (phentsize, phnum) = (usize::from(u16_at(54)), usize::from(u16_at(56)));
+    let interpreter = (0..phnum).any(|i| {
+        let at = phoff + i * phentsize;
+        u32::from_le_bytes(elf[at..at + 4].try_into().unwrap()) == PT_INTERP
+    });
+    (u16_at(18), interpreter)
+}
+
+/// The host's image, as CI builds it.
 #[test]
 fn the_image_runs_the_agent_and_kubenpuctl_without_a_registry() {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    build(&["--arch", "amd64", IMAGE]);
+    runs_the_agent_and_kubenpuctl(IMAGE);
+    podman(&["rmi", IMAGE]);
+}
+
+/// Both architectures, as `deploy/image/build` makes them by default: one
+/// manifest list, which podman resolves to the host's image, and whose
+/// arm64 image holds static arm64 binaries. Ignored by default: the arm64
+/// release build takes as long as the rest of this suite's image test, and
+/// CI keeps under an hour. Run it with `cargo test --test image --
+/// --ignored` before a release.
+#[test]
+#[ignore = "builds release binaries for arm64 too; run before a release"]
+fn the_two_architecture_image_is_one_manifest_list() {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    build(&[IMAGE_LIST]);
+    runs_the_agent_and_kubenpuctl(IMAGE_LIST);
+    arm64_image_holds_static_arm64_binaries(IMAGE_LIST);
+    podman(&["manifest", "rm", IMAGE_LIST]);
+}
+
+/// `deploy/image/build ARGS...`, which prints the image's name last.
+fn build(args: &[&str]) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let build = Command::new(root.join("deploy/image/build"))
-        .arg(IMAGE)
+        .args(args)
         .output()
         .unwrap();
     assert!(build.status.success(), "{}", text(&build.stderr));
-    assert_eq!(text(&build.stdout).trim(), IMAGE);
+    assert_eq!(text(&build.stdout).trim(), *args.last().unwrap());
+}
 
-    let help = podman_run(&[IMAGE, "--help"]);
+/// The agent's help, `kubenpuctl devices` on a fixture tree, the agent's
+/// refusal without capabilities, and no shell.
+fn runs_the_agent_and_kubenpuctl(image: &str) {
+    let help = podman_run(&[image, "--help"]);
     assert!(help.status.success(), "{}", text(&help.stderr));
     for flag in [
         "--hook",
@@ -62,7 +140,7 @@ fn the_image_runs_the_agent_and_kubenpuctl_without_a_registry() {
         &volume,
         "--entrypoint",
         "/usr/bin/kubenpuctl",
-        IMAGE,
+        image,
         "devices",
         "--sysfs-root",
         "/fixture/sys",
@@ -70,27 +148,59 @@ fn the_image_runs_the_agent_and_kubenpuctl_without_a_registry() {
         "/fixture/dev",
     ]);
     assert!(devices.status.success(), "{}", text(&devices.stderr));
-    // The built-in vendors are in the binary: i915 and ivpu claim these.
-    assert_eq!(
-        text(&devices.stdout),
-        "DRIVER     PCI-ID     ADDRESS       NODES          VENDOR\n\
-         i915       8086:5917  0000:00:02.0  226:0,226:128  i915\n\
-         intel_vpu  8086:7d1d  0000:00:0b.0  261:0          ivpu\n"
-    );
+    assert_eq!(text(&devices.stdout), INTEL_DEVICES);
 
     // podman's default set has neither CAP_BPF nor CAP_SYS_ADMIN.
-    let agent = podman_run(&["--cap-drop", "all", IMAGE]);
+    let agent = podman_run(&["--cap-drop", "all", image]);
     assert_eq!(agent.status.code(), Some(1));
     let stderr = text(&agent.stderr);
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("needs CAP_BPF and CAP_PERFMON"), "{stderr}");
 
-    let shell = podman_run(&["--entrypoint", "/bin/sh", IMAGE, "-c", "true"]);
+    let shell = podman_run(&["--entrypoint", "/bin/sh", image, "-c", "true"]);
     assert!(!shell.status.success(), "the image has a shell");
+}
 
-    let removed = Command::new("podman")
-        .args(["rmi", IMAGE])
+/// The manifest list's arm64 image: its binaries are static arm64
+/// executables, and its kubenpuctl lists the fixture's devices exactly as
+/// the amd64 one does (the arm64 build's precompiled plugins included).
+fn arm64_image_holds_static_arm64_binaries(list_name: &str) {
+    let list: Value = serde_json::from_str(&podman(&["manifest", "inspect", list_name])).unwrap();
+    let manifests = list["manifests"].as_array().unwrap();
+    let arches: Vec<&str> = manifests
+        .iter()
+        .map(|m| m["platform"]["architecture"].as_str().unwrap())
+        .collect();
+    assert_eq!(arches, ["amd64", "arm64"], "{list}");
+    let arm64 = manifests[1]["digest"].as_str().unwrap();
+    let container = podman(&["create", &format!("{list_name}@{arm64}")]);
+    let container = container.trim();
+    let dir = tempfile::tempdir().unwrap();
+    for binary in ["kubenpu-agent", "kubenpuctl"] {
+        let copy = dir.path().join(binary);
+        podman(&[
+            "cp",
+            &format!("{container}:/usr/bin/{binary}"),
+            copy.to_str().unwrap(),
+        ]);
+        let (machine, interpreter) = elf_machine_and_interpreter(&std::fs::read(&copy).unwrap());
+        assert_eq!(machine, EM_AARCH64, "{binary} is not an arm64 executable");
+        assert!(
+            !interpreter,
+            "{binary} names a dynamic loader: it is not static"
+        );
+    }
+    podman(&["rm", container]);
+    let sysfs = Sysfs::new();
+    sysfs.intel_gpu_and_npu();
+    let devices = Command::new("qemu-aarch64-static")
+        .arg(dir.path().join("kubenpuctl"))
+        .args(["devices", "--sysfs-root"])
+        .arg(sysfs.path().join("sys"))
+        .arg("--dev-root")
+        .arg(sysfs.path().join("dev"))
         .output()
-        .unwrap();
-    assert!(removed.status.success(), "{}", text(&removed.stderr));
+        .expect("qemu-aarch64-static runs (scripts/setup installs qemu-user-static)");
+    assert!(devices.status.success(), "{}", text(&devices.stderr));
+    assert_eq!(text(&devices.stdout), INTEL_DEVICES);
 }
