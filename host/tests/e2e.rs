@@ -1,5 +1,5 @@
-//! End to end, on the newest kernel: a pod's DRM ioctls become Prometheus
-//! series. In the VM, the agent runs as on a node, and a private containerd
+//! End to end, on the newest kernel, x86_64's and arm64's: a pod's DRM
+//! ioctls become Prometheus series. In the VM, the agent runs as on a node, and a private containerd
 //! runs pod `default/drm-demo` with two containers created through CRI by
 //! kubenpu-pods acting as kubelet; each container runs the workload with
 //! its own mix of submit, alloc and wait ioctls on virtio-gpu and vgem. On
@@ -11,6 +11,7 @@
 //! runtime killed mid-run, and a device unplugged and plugged again.
 //! Only the hardware is emulated: qemu's virtio-gpu and the vgem module.
 
+#[macro_use]
 mod support;
 
 use std::{
@@ -78,12 +79,13 @@ fn script() -> String {
     )
 }
 
-#[test]
-fn a_pods_ioctls_become_prometheus_series() {
+on_kernels!([sid => Sid, sid_arm64 => SidArm64]: a_pods_ioctls_become_prometheus_series);
+
+fn a_pods_ioctls_become_prometheus_series(kernel: Kernel) {
     let dir = tempfile::tempdir().unwrap();
     let shared = dir.path().to_owned();
     let port = free_port().unwrap();
-    let vm = support::guest::with_containerd(support::guest::vm(Kernel::Sid, &shared))
+    let vm = support::guest::with_containerd(support::guest::vm(kernel, &shared))
         .forward(port, 8080)
         .timeout(Duration::from_secs(900));
     let guest = std::thread::spawn(move || {

@@ -2,15 +2,16 @@
 //! static binaries from this checkout, the Dockerfile's runtime stage, with
 //! podman) and run: the agent's help, `kubenpuctl devices` on a fixture
 //! tree mounted in, the one-line refusal of an agent without capabilities,
-//! and no shell to fall back on. With both architectures (an ignored test,
-//! for its build time), one local manifest list whose arm64 image holds
-//! static arm64 binaries, and whose arm64 kubenpuctl, run under qemu's
-//! user-mode emulator, sees the same devices as the host's.
+//! and no shell to fall back on. With both architectures, one local
+//! manifest list whose arm64 image holds static arm64 binaries, and whose
+//! arm64 kubenpuctl, run under qemu's user-mode emulator, sees the same
+//! devices as the host's.
 
 mod support;
 
 use std::{path::Path, process::Command, sync::Mutex};
 
+use kubenpu_vm::elf;
 use serde_json::Value;
 use support::sysfs::Sysfs;
 
@@ -58,29 +59,6 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// ELF's machine number for arm64.
-const EM_AARCH64: u16 = 183;
-/// The program header that names a dynamic loader.
-const PT_INTERP: u32 = 3;
-
-/// A 64-bit little-endian ELF file's machine, and whether it names a
-/// dynamic loader (a static executable does not).
-fn elf_machine_and_interpreter(elf: &[u8]) -> (u16, bool) {
-    assert_eq!(
-        &elf[..6],
-        b"\x7fELF\x02\x01",
-        "not a 64-bit little-endian ELF file"
-    );
-    let u16_at = |at: usize| u16::from_le_bytes(elf[at..at + 2].try_into().unwrap());
-    let phoff = u64::from_le_bytes(elf[32..40].try_into().unwrap()) as usize;
-    let (phentsize, phnum) = (usize::from(u16_at(54)), usize::from(u16_at(56)));
-    let interpreter = (0..phnum).any(|i| {
-        let at = phoff + i * phentsize;
-        u32::from_le_bytes(elf[at..at + 4].try_into().unwrap()) == PT_INTERP
-    });
-    (u16_at(18), interpreter)
-}
-
 /// The host's image, as CI builds it.
 #[test]
 fn the_image_runs_the_agent_and_kubenpuctl_without_a_registry() {
@@ -92,12 +70,10 @@ fn the_image_runs_the_agent_and_kubenpuctl_without_a_registry() {
 
 /// Both architectures, as `deploy/image/build` makes them by default: one
 /// manifest list, which podman resolves to the host's image, and whose
-/// arm64 image holds static arm64 binaries. Ignored by default: the arm64
-/// release build takes as long as the rest of this suite's image test, and
-/// CI keeps under an hour. Run it with `cargo test --test image --
-/// --ignored` before a release.
+/// arm64 image holds static arm64 binaries. The arm64 release build is the
+/// one the arm64 VM tests run (the same cargo command), so in a whole run
+/// it is built once.
 #[test]
-#[ignore = "builds release binaries for arm64 too; run before a release"]
 fn the_two_architecture_image_is_one_manifest_list() {
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     build(&[IMAGE_LIST]);
@@ -183,10 +159,15 @@ fn arm64_image_holds_static_arm64_binaries(list_name: &str) {
             &format!("{container}:/usr/bin/{binary}"),
             copy.to_str().unwrap(),
         ]);
-        let (machine, interpreter) = elf_machine_and_interpreter(&std::fs::read(&copy).unwrap());
-        assert_eq!(machine, EM_AARCH64, "{binary} is not an arm64 executable");
-        assert!(
-            !interpreter,
+        let bytes = std::fs::read(&copy).unwrap();
+        assert_eq!(
+            elf::machine(&bytes),
+            Some(elf::EM_AARCH64),
+            "{binary} is not an arm64 executable"
+        );
+        assert_eq!(
+            elf::interpreter(&bytes),
+            None,
             "{binary} names a dynamic loader: it is not static"
         );
     }

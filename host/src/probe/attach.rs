@@ -36,7 +36,7 @@ use aya_obj::generated::bpf_insn;
 use kubenpu_ebpf::{HOOKED_FUNCTION, program};
 
 use super::{
-    Btf, Config, ProbeError, Stage, pins,
+    Btf, Config, ProbeError, Stage, errno, pins,
     syscall::{self, Side},
 };
 use crate::program::OBJECT;
@@ -584,13 +584,28 @@ fn pin_fd_link(link: FdLink, path: &Path) -> Result<(), ProbeError> {
 }
 
 fn fentry_link(prog: &mut FEntry) -> Result<FdLink, ProbeError> {
-    let id = prog.attach().map_err(|e| attach_error(&e))?;
+    let id = prog.attach().map_err(|e| trampoline_error(&e))?;
     Ok(prog.take_link(id).map_err(|e| attach_error(&e))?.into())
 }
 
 fn fexit_link(prog: &mut FExit) -> Result<FdLink, ProbeError> {
-    let id = prog.attach().map_err(|e| attach_error(&e))?;
+    let id = prog.attach().map_err(|e| trampoline_error(&e))?;
     Ok(prog.take_link(id).map_err(|e| attach_error(&e))?.into())
+}
+
+/// A failed fentry or fexit attach. ENOTSUPP there is the architecture
+/// lacking BPF trampolines (arm64 before 6.4), which aya words as "No
+/// error information"; the user needs to hear which hook works instead.
+fn trampoline_error(e: &(dyn std::error::Error + 'static)) -> ProbeError {
+    if errno(e) == Some(syscall::ENOTSUPP) {
+        ProbeError::Attach(
+            "this kernel has no BPF trampolines on this architecture (ENOTSUPP, as on arm64 \
+             before 6.4): use --hook kprobe"
+                .into(),
+        )
+    } else {
+        attach_error(e)
+    }
 }
 
 /// A failed attach, refused for lack of privilege or not.

@@ -128,18 +128,25 @@ enum Stage {
 /// Whether `e`, or an error it wraps, is the kernel refusing for lack of a
 /// capability: EPERM, or EACCES while attaching.
 fn denied(e: &(dyn std::error::Error + 'static), stage: Stage) -> bool {
+    matches!(
+        (errno(e), stage),
+        (Some(libc::EPERM), _) | (Some(libc::EACCES), Stage::Attach)
+    )
+}
+
+/// The errno of the first OS error in `e`'s chain.
+fn errno(e: &(dyn std::error::Error + 'static)) -> Option<i32> {
     let mut next = Some(e);
     while let Some(e) = next {
-        let errno = e
+        if let Some(errno) = e
             .downcast_ref::<std::io::Error>()
-            .and_then(std::io::Error::raw_os_error);
-        match (errno, stage) {
-            (Some(libc::EPERM), _) | (Some(libc::EACCES), Stage::Attach) => return true,
-            (Some(_), _) => return false,
-            (None, _) => next = e.source(),
+            .and_then(std::io::Error::raw_os_error)
+        {
+            return Some(errno);
         }
+        next = e.source();
     }
-    false
+    None
 }
 
 /// The loaded program, its maps and its link.

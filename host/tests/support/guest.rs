@@ -10,7 +10,7 @@ use std::{
     sync::OnceLock,
 };
 
-use kubenpu_vm::{Kernel, Vm};
+use kubenpu_vm::{Arch, Kernel, Vm};
 use serde_json::Value;
 use tempfile::TempDir;
 
@@ -19,40 +19,77 @@ use super::test_plugin;
 /// (cgroup id, device `major:minor`, ioctl nr) -> calls.
 pub type Counts = BTreeMap<(u64, String, u64), u64>;
 
-/// The test binaries of other workspace crates (the workload, and
-/// kubenpu-pods), built once per test run; returns the directory.
-fn test_binaries() -> &'static Path {
-    static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .parent()
-            .unwrap()
-            .to_owned();
-        let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-            .current_dir(&root)
-            .args([
-                "build",
-                "--quiet",
+/// The programs a guest runs, built for its architecture.
+pub struct GuestBinaries {
+    agent: PathBuf,
+    kubenpuctl: PathBuf,
+    workload: PathBuf,
+    prog_stats: PathBuf,
+    /// kubenpu-pods, which runs containerd and pods in the guest.
+    pods: PathBuf,
+}
+
+fn cargo(root: &Path, args: &[&str]) {
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .current_dir(root)
+        .args(["build", "--quiet", "--locked"])
+        .args(args)
+        .status()
+        .unwrap();
+    assert!(status.success(), "cargo build {args:?} failed");
+}
+
+/// The guest programs for `arch`, built once per test run. For this host's
+/// architecture, `cargo test`'s own debug build of the agent, kubenpuctl and
+/// examples, and the other crates' test binaries built beside them. For
+/// arm64, static release builds: the agent and kubenpuctl exactly as
+/// `deploy/image/build` builds them (so one build serves the tests and the
+/// image), then the test binaries.
+pub fn binaries(arch: Arch) -> &'static GuestBinaries {
+    static HOST: OnceLock<GuestBinaries> = OnceLock::new();
+    static ARM64: OnceLock<GuestBinaries> = OnceLock::new();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let test_crates = ["-p", "kubenpu-workload", "-p", "kubenpu-pods"];
+    if arch == Arch::host().unwrap() {
+        return HOST.get_or_init(|| {
+            cargo(root, &test_crates);
+            let dir = root.join("target/debug");
+            GuestBinaries {
+                agent: env!("CARGO_BIN_EXE_kubenpu-agent").into(),
+                kubenpuctl: env!("CARGO_BIN_EXE_kubenpuctl").into(),
+                workload: dir.join("kubenpu-workload"),
+                prog_stats: example("prog_stats"),
+                pods: dir.join("kubenpu-pods"),
+            }
+        });
+    }
+    assert_eq!(arch, Arch::Arm64);
+    ARM64.get_or_init(|| {
+        let target = ["--release", "--target", arch.musl_target()];
+        let feature = ["--features", "kubenpu/cross-precompile"];
+        for selection in [
+            &[
                 "-p",
-                "kubenpu-workload",
-                "-p",
-                "kubenpu-pods",
-            ])
-            .status()
-            .unwrap();
-        assert!(status.success(), "building the test binaries failed");
-        root.join("target/debug")
+                "kubenpu",
+                "--bin",
+                "kubenpu-agent",
+                "--bin",
+                "kubenpuctl",
+            ][..],
+            &["-p", "kubenpu", "--example", "prog_stats"],
+            &test_crates,
+        ] {
+            cargo(root, &[&target[..], &feature, selection].concat());
+        }
+        let dir = root.join("target").join(arch.musl_target()).join("release");
+        GuestBinaries {
+            agent: dir.join("kubenpu-agent"),
+            kubenpuctl: dir.join("kubenpuctl"),
+            workload: dir.join("kubenpu-workload"),
+            prog_stats: dir.join("examples/prog_stats"),
+            pods: dir.join("kubenpu-pods"),
+        }
     })
-}
-
-/// The workload binary.
-fn workload() -> PathBuf {
-    test_binaries().join("kubenpu-workload")
-}
-
-/// kubenpu-pods, which runs containerd and pods in the guest.
-pub fn pods() -> PathBuf {
-    test_binaries().join("kubenpu-pods")
 }
 
 /// A host example binary, built by `cargo test` along with the tests.
@@ -104,14 +141,15 @@ pub fn run_with(kernel: Kernel, amend: impl FnOnce(Vm) -> Vm, script: &str) -> R
 /// the workload and the guest helpers (`/drm.sh`, `/agent.sh`), sharing
 /// `shared` at /shared, with ten minutes to finish.
 pub fn vm(kernel: Kernel, shared: &Path) -> Vm {
+    let binaries = binaries(kernel.arch());
     Vm::new(kernel)
         // Under TCG, beside the other tests of a run, a guest script can
         // take several times what it takes alone.
         .timeout(std::time::Duration::from_secs(600))
-        .binary(env!("CARGO_BIN_EXE_kubenpu-agent"))
-        .binary(env!("CARGO_BIN_EXE_kubenpuctl"))
-        .binary(workload())
-        .binary(example("prog_stats"))
+        .binary(&binaries.agent)
+        .binary(&binaries.kubenpuctl)
+        .binary(&binaries.workload)
+        .binary(&binaries.prog_stats)
         .file(
             "/drm.sh",
             0o644,
@@ -129,11 +167,12 @@ pub fn vm(kernel: Kernel, shared: &Path) -> Vm {
 /// `vm` with a private containerd and kubenpu-pods (which acts as
 /// kubelet), and the pod helpers at `/pods.sh`.
 pub fn with_containerd(vm: Vm) -> Vm {
-    vm.binary(pods())
-        .binary("/usr/bin/containerd")
-        .binary("/usr/bin/containerd-shim-runc-v2")
-        .binary("/usr/bin/runc")
-        .binary("/usr/bin/ctr")
+    let pods = &binaries(vm.kernel().arch()).pods;
+    vm.binary(pods)
+        .system_binary("/usr/bin/containerd")
+        .system_binary("/usr/bin/containerd-shim-runc-v2")
+        .system_binary("/usr/bin/runc")
+        .system_binary("/usr/bin/ctr")
         .file("/pods.sh", 0o644, include_str!("../guest/pods.sh"))
 }
 

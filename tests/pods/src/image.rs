@@ -5,9 +5,17 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use kubenpu_vm::elf;
 use sha2::{Digest, Sha256};
 
 use crate::Containerd;
+
+/// The OCI name of the architecture this program runs on: containerd
+/// refuses to import an image of another one.
+#[cfg(target_arch = "x86_64")]
+const OCI_ARCHITECTURE: &str = "amd64";
+#[cfg(target_arch = "aarch64")]
+const OCI_ARCHITECTURE: &str = "arm64";
 
 /// The pod sandbox ("pause") image the private containerd is configured
 /// with; [`Image::pause`] builds it.
@@ -84,12 +92,13 @@ impl Image {
         Ok(())
     }
 
-    /// The OCI image layout, as a tar archive.
+    /// The OCI image layout, as a tar archive, for the architecture this
+    /// program was built for (its layer holds this program's own files).
     pub fn archive(&self) -> anyhow::Result<Vec<u8>> {
         let layer = self.layer()?;
         let layer_digest = digest(&layer);
         let config = serde_json::to_vec(&serde_json::json!({
-            "architecture": "amd64",
+            "architecture": OCI_ARCHITECTURE,
             "os": "linux",
             "config": { "Entrypoint": self.entrypoint, "Env": ["PATH=/bin"] },
             "rootfs": { "type": "layers", "diff_ids": [layer_digest] },
@@ -107,7 +116,7 @@ impl Image {
             "org.opencontainers.image.ref.name": self.name.rsplit(':').next(),
         });
         manifest_descriptor["platform"] =
-            serde_json::json!({ "architecture": "amd64", "os": "linux" });
+            serde_json::json!({ "architecture": OCI_ARCHITECTURE, "os": "linux" });
         let index = serde_json::to_vec(&serde_json::json!({
             "schemaVersion": 2,
             "manifests": [manifest_descriptor],
@@ -174,36 +183,34 @@ impl Image {
     }
 }
 
-/// The loader and libraries `binary` needs, from the dynamic loader's own
-/// list (which works where `ldd` is not installed); none for a static one.
+/// The loader and libraries `binary` needs, from the dynamic loader it
+/// names (which works where `ldd` is not installed); none for a static one.
 fn linked_libraries(binary: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    let output = std::process::Command::new(LOADER)
+    let bytes =
+        std::fs::read(binary).with_context(|| format!("cannot read {}", binary.display()))?;
+    let Some(loader) = elf::interpreter(&bytes) else {
+        return Ok(Vec::new());
+    };
+    let output = std::process::Command::new(&loader)
         .arg("--list")
         .arg(binary)
         .output()
-        .with_context(|| format!("cannot run {LOADER}"))?;
-    if !output.status.success() {
-        // "not a dynamic executable"
-        return Ok(Vec::new());
-    }
-    let listing = String::from_utf8_lossy(&output.stdout);
-    let mut libraries: Vec<PathBuf> = listing
-        .lines()
-        .filter_map(|line| {
-            let path = match line.split_once("=>") {
-                Some((_, rest)) => rest.split_whitespace().next()?,
-                None => line.split_whitespace().next()?,
-            };
-            path.starts_with('/').then(|| PathBuf::from(path))
-        })
+        .with_context(|| format!("cannot run {loader}"))?;
+    anyhow::ensure!(
+        output.status.success(),
+        "{loader} --list {} failed: {}",
+        binary.display(),
+        String::from_utf8_lossy(&output.stderr).trim()
+    );
+    let mut libraries: Vec<PathBuf> = elf::parse_list(&String::from_utf8_lossy(&output.stdout))
+        .into_iter()
+        .chain([loader])
+        .map(PathBuf::from)
         .collect();
-    libraries.push(PathBuf::from(LOADER));
+    libraries.sort();
     libraries.dedup();
     Ok(libraries)
 }
-
-/// The x86-64 dynamic loader.
-const LOADER: &str = "/lib64/ld-linux-x86-64.so.2";
 
 /// Debian's static busybox.
 const BUSYBOX: &str = "/bin/busybox";

@@ -10,7 +10,10 @@ use std::{
 
 use anyhow::{Result, bail};
 
-use crate::command::{output, run};
+use crate::{
+    Arch,
+    command::{output, run},
+};
 
 /// Where the Debian archives are, as configured on this host (a local
 /// mirror is honoured), or as set by `KUBENPU_DEBIAN_MIRROR` and
@@ -62,15 +65,17 @@ fn host_repositories() -> Result<Vec<(String, String)>> {
         .collect())
 }
 
-/// apt confined to one directory: its own sources, lists and archives.
+/// apt confined to one directory: its own sources, lists and archives,
+/// for one architecture.
 pub struct PrivateApt {
     dir: PathBuf,
+    arch: Arch,
 }
 
 impl PrivateApt {
     /// Sets up `dir` with a sources list of `(uri, suite)` repositories
-    /// (component `main`).
-    pub fn create(dir: &Path, repositories: &[(&str, &str)]) -> Result<Self> {
+    /// (component `main`), for packages of `arch`.
+    pub fn create(dir: &Path, repositories: &[(&str, &str)], arch: Arch) -> Result<Self> {
         for sub in ["lists/partial", "archives/partial", "sources.list.d"] {
             fs::create_dir_all(dir.join(sub))?;
         }
@@ -81,6 +86,7 @@ impl PrivateApt {
         fs::write(dir.join("sources.list"), sources)?;
         Ok(Self {
             dir: dir.to_owned(),
+            arch,
         })
     }
 
@@ -96,6 +102,8 @@ impl PrivateApt {
             ("Dir::Etc::SourceList", d("sources.list")),
             ("Dir::Etc::SourceParts", d("sources.list.d")),
             ("Debug::NoLocking", "1".into()),
+            ("APT::Architecture", self.arch.debian().into()),
+            ("APT::Architectures", self.arch.debian().into()),
             ("APT::Sandbox::User", "root".into()),
             ("Acquire::Languages", "none".into()),
             (

@@ -10,7 +10,7 @@ use std::{
 
 use anyhow::{Context as _, Result};
 
-use crate::{command::run, cpio::Archive, modules};
+use crate::{command::run, cpio::Archive, modules, userland::Userland};
 
 /// Template of the guest's `/init`.
 const INIT: &str = include_str!("init.sh");
@@ -21,6 +21,8 @@ pub const COMMAND_PATH: &str = "/etc/kubenpu-vm/command.sh";
 
 /// Everything that goes into the guest's initramfs.
 pub struct Contents<'a> {
+    /// Where busybox and the binaries' libraries come from.
+    pub userland: &'a Userland,
     /// Module files in load order.
     pub modules: &'a [PathBuf],
     /// Host executables: (host path, guest path).
@@ -36,8 +38,8 @@ pub struct Contents<'a> {
 /// Builds the initramfs as newc cpio bytes.
 pub fn build(contents: &Contents<'_>) -> Result<Vec<u8>> {
     let mut archive = Archive::default();
-    let busybox = which("busybox")?;
-    add_executable(&mut archive, &busybox, "/bin/busybox")?;
+    let userland = contents.userland;
+    add_executable(&mut archive, userland, &userland.busybox()?, "/bin/busybox")?;
     archive.file(
         "/init",
         0o755,
@@ -63,7 +65,7 @@ pub fn build(contents: &Contents<'_>) -> Result<Vec<u8>> {
     archive.file("/lib/modules/load-order", 0o644, order.as_bytes());
 
     for (host, guest) in contents.binaries {
-        add_executable(&mut archive, host, guest)?;
+        add_executable(&mut archive, userland, host, guest)?;
     }
     for (guest, mode, bytes) in contents.files {
         archive.file(guest, *mode, bytes);
@@ -71,82 +73,31 @@ pub fn build(contents: &Contents<'_>) -> Result<Vec<u8>> {
     Ok(archive.finish())
 }
 
-fn which(program: &str) -> Result<PathBuf> {
-    std::env::var_os("PATH")
-        .iter()
-        .flat_map(std::env::split_paths)
-        .map(|dir| dir.join(program))
-        .find(|p| p.is_file())
-        .with_context(|| format!("{program} is not on PATH: run scripts/setup"))
-}
-
 /// Adds an executable, stripped of symbols and debug information (a debug
 /// build of the agent is ten times its stripped size, and guest memory is
-/// small), and, at their host paths, the shared libraries and loader it
-/// links.
-fn add_executable(archive: &mut Archive, host: &Path, guest: &str) -> Result<()> {
-    archive.file(guest, 0o755, &stripped(host)?);
-    for library in shared_libraries(host)? {
+/// small), and the shared libraries and loader it links, from `userland`.
+fn add_executable(
+    archive: &mut Archive,
+    userland: &Userland,
+    host: &Path,
+    guest: &str,
+) -> Result<()> {
+    archive.file(guest, 0o755, &stripped(host, userland.arch().strip())?);
+    for (library, guest) in userland.libraries(host)? {
         let bytes = fs::read(&library).with_context(|| format!("reading {}", library.display()))?;
-        archive.file(&library.to_string_lossy(), 0o755, &bytes);
+        archive.file(&guest, 0o755, &bytes);
     }
     Ok(())
 }
 
-/// An ELF file's bytes without symbols; other files (scripts) as they are.
-fn stripped(path: &Path) -> Result<Vec<u8>> {
+/// An ELF file's bytes without symbols, by the `strip` that reads its
+/// architecture; other files (scripts) as they are.
+fn stripped(path: &Path, strip: &str) -> Result<Vec<u8>> {
     let bytes = fs::read(path).with_context(|| format!("reading {}", path.display()))?;
     if !bytes.starts_with(b"\x7fELF") {
         return Ok(bytes);
     }
     let out = tempfile::NamedTempFile::new()?;
-    run(Command::new("strip").arg("-o").arg(out.path()).arg(path))?;
+    run(Command::new(strip).arg("-o").arg(out.path()).arg(path))?;
     Ok(fs::read(out.path())?)
-}
-
-/// The shared libraries `ldd` resolves for `binary`; none for a static one.
-fn shared_libraries(binary: &Path) -> Result<Vec<PathBuf>> {
-    let out = Command::new("ldd")
-        .arg(binary)
-        .output()
-        .context("running ldd")?;
-    if !out.status.success() {
-        // ldd fails on static executables ("not a dynamic executable").
-        return Ok(Vec::new());
-    }
-    let text = String::from_utf8_lossy(&out.stdout);
-    Ok(parse_ldd(&text))
-}
-
-fn parse_ldd(text: &str) -> Vec<PathBuf> {
-    text.lines()
-        .filter_map(|line| {
-            let resolved = line.split_once("=>").map_or(line, |(_, r)| r);
-            resolved
-                .split_whitespace()
-                .next()
-                .filter(|p| p.starts_with('/'))
-        })
-        .map(PathBuf::from)
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_ldd;
-    use std::path::PathBuf;
-
-    #[test]
-    fn ldd_output_yields_libraries_and_loader_but_not_the_vdso() {
-        let text = "\tlinux-vdso.so.1 (0x00007ffd)\n\
-                    \tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f)\n\
-                    \t/lib64/ld-linux-x86-64.so.2 (0x00007f)\n";
-        assert_eq!(
-            parse_ldd(text),
-            [
-                PathBuf::from("/lib/x86_64-linux-gnu/libc.so.6"),
-                PathBuf::from("/lib64/ld-linux-x86-64.so.2")
-            ]
-        );
-    }
 }

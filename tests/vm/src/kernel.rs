@@ -11,11 +11,14 @@ use std::{
 use anyhow::{Context as _, Result, bail};
 
 use crate::{
+    Arch,
     apt::{Mirrors, PrivateApt},
+    cache,
     command::run,
 };
 
-/// A Debian kernel, named by the suite that ships it.
+/// A Debian kernel, named by the suite that ships it, for x86_64 unless
+/// its name says arm64.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kernel {
     /// Debian 12's own kernel (6.1).
@@ -24,11 +27,21 @@ pub enum Kernel {
     BookwormBackports,
     /// Debian unstable's newest kernel.
     Sid,
+    /// Debian 12's own kernel (6.1) for arm64.
+    BookwormArm64,
+    /// Debian unstable's newest kernel for arm64.
+    SidArm64,
 }
 
 impl Kernel {
-    /// Every kernel the tests run on, oldest first.
-    pub const ALL: [Kernel; 3] = [Kernel::Bookworm, Kernel::BookwormBackports, Kernel::Sid];
+    /// Every kernel the tests run on, x86_64's oldest first, then arm64's.
+    pub const ALL: [Kernel; 5] = [
+        Kernel::Bookworm,
+        Kernel::BookwormBackports,
+        Kernel::Sid,
+        Kernel::BookwormArm64,
+        Kernel::SidArm64,
+    ];
 
     /// The name used on the command line and in the cache.
     pub fn name(self) -> &'static str {
@@ -36,17 +49,35 @@ impl Kernel {
             Kernel::Bookworm => "bookworm",
             Kernel::BookwormBackports => "bookworm-backports",
             Kernel::Sid => "sid",
+            Kernel::BookwormArm64 => "bookworm-arm64",
+            Kernel::SidArm64 => "sid-arm64",
+        }
+    }
+
+    /// The Debian suite that ships it.
+    pub fn suite(self) -> &'static str {
+        match self {
+            Kernel::Bookworm | Kernel::BookwormArm64 => "bookworm",
+            Kernel::BookwormBackports => "bookworm-backports",
+            Kernel::Sid | Kernel::SidArm64 => "sid",
+        }
+    }
+
+    /// The architecture it is built for, and the VM emulates.
+    pub fn arch(self) -> Arch {
+        match self {
+            Kernel::Bookworm | Kernel::BookwormBackports | Kernel::Sid => Arch::Amd64,
+            Kernel::BookwormArm64 | Kernel::SidArm64 => Arch::Arm64,
         }
     }
 
     fn repositories(self, mirrors: &Mirrors) -> Vec<(&str, &'static str)> {
-        match self {
-            Kernel::Bookworm => vec![
+        match self.suite() {
+            "bookworm" => vec![
                 (mirrors.archive.as_str(), "bookworm"),
                 (mirrors.security.as_str(), "bookworm-security"),
             ],
-            Kernel::BookwormBackports => vec![(mirrors.archive.as_str(), "bookworm-backports")],
-            Kernel::Sid => vec![(mirrors.archive.as_str(), "sid")],
+            suite => vec![(mirrors.archive.as_str(), suite)],
         }
     }
 }
@@ -112,43 +143,35 @@ impl Kernel {
     /// The kernel from the cache, if it was fetched before.
     pub fn cached(self) -> Result<Option<KernelImage>> {
         let dir = self.dir()?;
-        match fs::read_to_string(dir.join(RELEASE_FILE)) {
-            Ok(release) => locate(self, &dir.join("root"), release.trim()).map(Some),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e).context("reading the kernel cache"),
-        }
+        cache::filled(&dir, RELEASE_FILE)?
+            .map(|release| locate(self, &dir.join("root"), &release))
+            .transpose()
     }
 
     /// The kernel, downloaded and unpacked first if it is not cached yet.
     /// Safe to call from concurrent tests: one fetches, the others wait.
     pub fn fetch(self) -> Result<KernelImage> {
         let dir = self.dir()?;
-        fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        let lock = fs::File::create(dir.join(".lock"))?;
-        lock.lock()?;
-        if let Some(image) = self.cached()? {
-            return Ok(image);
-        }
-        eprintln!(
-            "kubenpu-vm: fetching the {self} kernel into {}",
-            dir.display()
-        );
-        self.download_and_unpack(&dir)
-            .with_context(|| format!("fetching the {self} kernel"))
+        let release = cache::fill_once(&dir, RELEASE_FILE, &format!("the {self} kernel"), |dir| {
+            self.download_and_unpack(dir)
+        })?;
+        locate(self, &dir.join("root"), &release)
     }
 
-    fn download_and_unpack(self, dir: &Path) -> Result<KernelImage> {
+    /// Downloads and unpacks the kernel into `dir`; returns its release.
+    fn download_and_unpack(self, dir: &Path) -> Result<String> {
         let mirrors = Mirrors::from_host()?;
-        let apt = PrivateApt::create(&dir.join("apt"), &self.repositories(&mirrors))?;
+        let apt = PrivateApt::create(&dir.join("apt"), &self.repositories(&mirrors), self.arch())?;
         apt.update()?;
-        // linux-image-amd64 -> linux-image-<release>; since 7.x that package
+        // linux-image-<arch> -> linux-image-<release>; since 7.x that package
         // is a shell whose linux-binary-/linux-modules- dependencies carry
         // the image and modules.
+        let meta = format!("linux-image-{}", self.arch().debian());
         let image = apt
-            .depends("linux-image-amd64")?
+            .depends(&meta)?
             .into_iter()
             .find(|dep| dep.starts_with("linux-image-"))
-            .context("linux-image-amd64 depends on no linux-image-<release>")?;
+            .with_context(|| format!("{meta} depends on no linux-image-<release>"))?;
         let release = image.trim_start_matches("linux-image-").to_owned();
         let mut packages = vec![image.clone()];
         packages.extend(apt.depends(&image)?.into_iter().filter(|dep| {
@@ -168,9 +191,7 @@ impl Kernel {
         // depmod -b BASE looks in BASE/lib/modules/<release>.
         let base = modules.ancestors().nth(3).context("short modules path")?;
         run(Command::new("depmod").arg("-b").arg(base).arg(&release))?;
-        let image = locate(self, &root, &release)?;
-        fs::write(dir.join(RELEASE_FILE), &release)?;
-        Ok(image)
+        Ok(release)
     }
 }
 

@@ -3,19 +3,26 @@
 //!
 //! The machines KubeNPU is developed on cannot run its kernel hook (no DRM,
 //! no kprobes, fentry refused), so every test of the datapath runs here: a
-//! Debian kernel package unpacked into a cache, a busybox initramfs carrying
+//! Debian kernel package (x86_64, or arm64 on an emulated `virt` board)
+//! unpacked into a cache, a busybox initramfs carrying
 //! the modules and binaries under test, `virtio-gpu-pci` and `vgem` as DRM
 //! devices, cgroup2 and bpffs mounted, and a directory shared with the host
 //! for results. The command's exit status comes back as the run's status; a
 //! guest that never reports one is an error, never a pass.
 
 mod apt;
+mod arch;
+mod cache;
 mod command;
 mod cpio;
+pub mod elf;
 mod initramfs;
 mod kernel;
 mod modules;
 mod qemu;
+mod userland;
 
+pub use arch::Arch;
 pub use kernel::{Kernel, KernelImage, cache_dir};
 pub use qemu::{Outcome, Vm};
+pub use userland::Userland;

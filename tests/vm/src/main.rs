@@ -3,14 +3,14 @@
 //! ```text
 //! kubenpu-vm fetch [--all | KERNEL...]
 //! kubenpu-vm kernels
-//! kubenpu-vm run --kernel sid [--bin PATH]... [--share DIR] -- COMMAND...
+//! kubenpu-vm run --kernel sid [--bin PATH]... [--system-bin PATH]... [--share DIR] -- COMMAND...
 //! ```
 
 use std::{path::PathBuf, process::ExitCode, time::Duration};
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
-use kubenpu_vm::{Kernel, Vm, cache_dir};
+use kubenpu_vm::{Arch, Kernel, Userland, Vm, cache_dir};
 
 #[derive(Parser)]
 #[command(
@@ -24,12 +24,14 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Download and unpack kernels into the cache (nothing is installed).
+    /// Download and unpack kernels into the cache, and the userland of
+    /// each emulated architecture among them (nothing is installed).
     Fetch {
         /// Every kernel the tests use.
         #[arg(long, conflicts_with = "kernels")]
         all: bool,
-        /// Kernels by name: bookworm, bookworm-backports, sid.
+        /// Kernels by name: bookworm, bookworm-backports, sid,
+        /// bookworm-arm64, sid-arm64.
         kernels: Vec<Kernel>,
     },
     /// List the kernels, their releases and whether they are cached.
@@ -39,9 +41,14 @@ enum Cmd {
         /// Which kernel to boot.
         #[arg(long, default_value = "sid")]
         kernel: Kernel,
-        /// A host executable to carry into the guest's /usr/local/bin.
+        /// An executable of the guest's architecture to carry into its
+        /// /usr/local/bin.
         #[arg(long = "bin")]
         binaries: Vec<PathBuf>,
+        /// A program of the guest architecture's Debian userland to carry
+        /// to the same path, e.g. /usr/bin/containerd.
+        #[arg(long = "system-bin")]
+        system_binaries: Vec<String>,
         /// A file to carry into the guest, as HOST:GUEST.
         #[arg(long = "file", value_parser = parse_file)]
         files: Vec<(PathBuf, String)>,
@@ -104,9 +111,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
             } else {
                 kernels
             };
-            for kernel in kernels {
+            for &kernel in &kernels {
                 let image = kernel.fetch()?;
                 println!("{kernel}: {} ({})", image.release, image.vmlinuz.display());
+            }
+            let mut arches: Vec<Arch> = kernels.iter().map(|k| k.arch()).collect();
+            arches.dedup();
+            for arch in arches {
+                let userland = Userland::of(arch)?;
+                println!("{} userland: {}", arch.debian(), userland.root().display());
             }
         }
         Cmd::Kernels => {
@@ -121,6 +134,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Cmd::Run {
             kernel,
             binaries,
+            system_binaries,
             files,
             share,
             devices,
@@ -145,6 +159,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             for binary in binaries {
                 vm = vm.binary(binary);
+            }
+            for path in system_binaries {
+                vm = vm.system_binary(&path);
             }
             for (host, guest) in files {
                 let bytes = std::fs::read(&host)

@@ -11,7 +11,7 @@ use std::{
 
 use anyhow::{Context as _, Result, bail};
 
-use crate::{Kernel, initramfs, modules::ModuleIndex};
+use crate::{Kernel, initramfs, modules::ModuleIndex, userland::Userland};
 
 /// Modules every guest loads: the two DRM devices and the shared directory.
 const BASE_MODULES: &[&str] = &["virtio_pci", "virtio_gpu", "vgem", "9pnet_virtio", "9p"];
@@ -24,6 +24,7 @@ pub struct Vm {
     kernel: Kernel,
     modules: Vec<String>,
     binaries: Vec<(PathBuf, String)>,
+    system_binaries: Vec<String>,
     files: Vec<(String, u32, Vec<u8>)>,
     devices: Vec<String>,
     shared: Option<PathBuf>,
@@ -53,6 +54,7 @@ impl Vm {
             kernel,
             modules: Vec::new(),
             binaries: Vec::new(),
+            system_binaries: Vec::new(),
             files: Vec::new(),
             devices: Vec::new(),
             shared: None,
@@ -87,6 +89,20 @@ impl Vm {
             .unwrap_or_default();
         self.binaries.push((host, format!("/usr/local/bin/{name}")));
         self
+    }
+
+    /// Carries a program of the guest architecture's Debian userland, and
+    /// the libraries it links, to the same path in the guest: this host's
+    /// own for an x86_64 guest (`scripts/setup` installs it), Debian 12's
+    /// arm64 package for an arm64 one.
+    pub fn system_binary(mut self, path: &str) -> Self {
+        self.system_binaries.push(path.to_owned());
+        self
+    }
+
+    /// The kernel it boots.
+    pub fn kernel(&self) -> Kernel {
+        self.kernel
     }
 
     /// Places a file in the guest.
@@ -142,10 +158,18 @@ impl Vm {
             .chain((!self.forwards.is_empty()).then_some("virtio_net"))
             .collect();
         let modules = index.load_order(&wanted)?;
+        let userland = Userland::of(self.kernel.arch())?;
+        let mut binaries = self.binaries.clone();
+        binaries.extend(
+            self.system_binaries
+                .iter()
+                .map(|path| (userland.path(path), path.clone())),
+        );
         let nonce = nonce();
         let initramfs = initramfs::build(&initramfs::Contents {
+            userland: &userland,
             modules: &modules,
-            binaries: &self.binaries,
+            binaries: &binaries,
             files: &self.files,
             command,
             nonce: &nonce,
@@ -194,9 +218,11 @@ impl Vm {
         shared: &Path,
         nonce: &str,
     ) -> Result<(Result<()>, Transcript)> {
-        let mut child = self.qemu(vmlinuz, initrd, shared).spawn().map_err(|e| {
-            anyhow::anyhow!("cannot start qemu-system-x86_64 ({e}): run scripts/setup")
-        })?;
+        let qemu = self.kernel.arch().qemu();
+        let mut child = self
+            .qemu(vmlinuz, initrd, shared)
+            .spawn()
+            .map_err(|e| anyhow::anyhow!("cannot start {qemu} ({e}): run scripts/setup"))?;
         let console = watch_console(&mut child, nonce, self.echo);
         let finished = wait(&mut child, self.timeout);
         // On a timeout, stop the guest; either way reap it so its pipes close.
@@ -206,11 +232,11 @@ impl Vm {
     }
 
     fn qemu(&self, vmlinuz: &Path, initrd: &Path, shared: &Path) -> Command {
-        let mut cmd = Command::new("qemu-system-x86_64");
+        let arch = self.kernel.arch();
+        let mut cmd = Command::new(arch.qemu());
         cmd.args(["-accel", &accelerator()])
+            .args(arch.machine())
             .args([
-                "-cpu",
-                "max",
                 "-smp",
                 &self.cpus.to_string(),
                 "-m",
@@ -228,7 +254,11 @@ impl Vm {
             .arg(vmlinuz)
             .arg("-initrd")
             .arg(initrd)
-            .args(["-append", "console=ttyS0 panic=-1 quiet loglevel=3"])
+            .arg("-append")
+            .arg(format!(
+                "console={} panic=-1 quiet loglevel=3",
+                arch.console()
+            ))
             .args(["-device", "virtio-gpu-pci"])
             .args(self.devices.iter().flat_map(|d| ["-device", d.as_str()]))
             .arg("-fsdev")
