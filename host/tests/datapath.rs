@@ -8,7 +8,7 @@
 mod support;
 
 use kubenpu_vm::{Arch, Kernel};
-use support::guest::{Counts, Results, run, run_with};
+use support::guest::{Counts, Results, example, run, run_with};
 
 /// Declares `$test` once per kernel.
 macro_rules! on_every_kernel {
@@ -456,8 +456,9 @@ fn counting_resumes_after_drm_is_reloaded(kernel: Kernel) {
 }
 
 fn an_incompatible_layout_is_replaced_and_cleanup_removes_everything(kernel: Kernel) {
-    let results = run(
+    let results = run_with(
         kernel,
+        |vm| vm.binary(example("prog_stats")),
         "start_agent
          issue v1 $VIRTIO_RENDER:0x48:100
          stop_agent

@@ -20,11 +20,10 @@ use super::test_plugin;
 pub type Counts = BTreeMap<(u64, String, u64), u64>;
 
 /// The programs a guest runs, built for its architecture.
-pub struct GuestBinaries {
+struct GuestBinaries {
     agent: PathBuf,
     kubenpuctl: PathBuf,
     workload: PathBuf,
-    prog_stats: PathBuf,
     /// kubenpu-pods, which runs containerd and pods in the guest.
     pods: PathBuf,
 }
@@ -40,12 +39,12 @@ fn cargo(root: &Path, args: &[&str]) {
 }
 
 /// The guest programs for `arch`, built once per test run. For this host's
-/// architecture, `cargo test`'s own debug build of the agent, kubenpuctl and
-/// examples, and the other crates' test binaries built beside them. For
+/// architecture, `cargo test`'s own debug build of the agent and
+/// kubenpuctl, and the other crates' test binaries built beside them. For
 /// arm64, static release builds: the agent and kubenpuctl exactly as
 /// `deploy/image/build` builds them (so one build serves the tests and the
 /// image), then the test binaries.
-pub fn binaries(arch: Arch) -> &'static GuestBinaries {
+fn binaries(arch: Arch) -> &'static GuestBinaries {
     static HOST: OnceLock<GuestBinaries> = OnceLock::new();
     static ARM64: OnceLock<GuestBinaries> = OnceLock::new();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
@@ -58,7 +57,6 @@ pub fn binaries(arch: Arch) -> &'static GuestBinaries {
                 agent: env!("CARGO_BIN_EXE_kubenpu-agent").into(),
                 kubenpuctl: env!("CARGO_BIN_EXE_kubenpuctl").into(),
                 workload: dir.join("kubenpu-workload"),
-                prog_stats: example("prog_stats"),
                 pods: dir.join("kubenpu-pods"),
             }
         });
@@ -67,26 +65,21 @@ pub fn binaries(arch: Arch) -> &'static GuestBinaries {
     ARM64.get_or_init(|| {
         let target = ["--release", "--target", arch.musl_target()];
         let feature = ["--features", "kubenpu/cross-precompile"];
-        for selection in [
-            &[
-                "-p",
-                "kubenpu",
-                "--bin",
-                "kubenpu-agent",
-                "--bin",
-                "kubenpuctl",
-            ][..],
-            &["-p", "kubenpu", "--example", "prog_stats"],
-            &test_crates,
-        ] {
-            cargo(root, &[&target[..], &feature, selection].concat());
-        }
+        let agent = [
+            "-p",
+            "kubenpu",
+            "--bin",
+            "kubenpu-agent",
+            "--bin",
+            "kubenpuctl",
+        ];
+        cargo(root, &[&target[..], &feature, &agent].concat());
+        cargo(root, &[&target[..], &feature, &test_crates].concat());
         let dir = root.join("target").join(arch.musl_target()).join("release");
         GuestBinaries {
             agent: dir.join("kubenpu-agent"),
             kubenpuctl: dir.join("kubenpuctl"),
             workload: dir.join("kubenpu-workload"),
-            prog_stats: dir.join("examples/prog_stats"),
             pods: dir.join("kubenpu-pods"),
         }
     })
@@ -149,7 +142,6 @@ pub fn vm(kernel: Kernel, shared: &Path) -> Vm {
         .binary(&binaries.agent)
         .binary(&binaries.kubenpuctl)
         .binary(&binaries.workload)
-        .binary(&binaries.prog_stats)
         .file(
             "/drm.sh",
             0o644,
