@@ -7,6 +7,7 @@ ok() { echo "ok: $*"; }
 fail() { echo "FAIL: $*"; failed=1; }
 
 echo "kernel: $(uname -r)"
+echo "machine: $(uname -m)"
 
 # The hooked function.
 if awk '$3 == "drm_ioctl" { found = 1 } END { exit !found }' /proc/kallsyms; then

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use kubenpu_vm::{Kernel, Vm};
+use kubenpu_vm::{Arch, Kernel, Vm};
 
 const SMOKE: &str = include_str!("../guest/smoke.sh");
 const DRM: &str = include_str!("../guest/drm.sh");
@@ -20,7 +20,12 @@ fn smoke(kernel: Kernel) {
         outcome.status, 0,
         "smoke checks failed on {kernel}:\n{output}"
     );
+    let machine = match kernel.arch() {
+        Arch::Amd64 => "machine: x86_64",
+        Arch::Arm64 => "machine: aarch64",
+    };
     for expected in [
+        machine,
         "ok: drm_ioctl is in /proc/kallsyms",
         "ok: kernel BTF at /sys/kernel/btf/vmlinux",
         "ok: found virtio_gpu nodes",
@@ -65,6 +70,32 @@ fn smoke_bookworm_backports() {
 #[test]
 fn smoke_sid() {
     smoke(Kernel::Sid);
+}
+
+#[test]
+fn smoke_bookworm_arm64() {
+    smoke(Kernel::BookwormArm64);
+}
+
+#[test]
+fn smoke_sid_arm64() {
+    smoke(Kernel::SidArm64);
+}
+
+/// An arm64 guest gets Debian's arm64 programs with the libraries their
+/// loader lists (runc links libseccomp and glibc).
+#[test]
+fn an_arm64_guest_runs_debians_dynamically_linked_programs() {
+    let outcome = Vm::new(Kernel::SidArm64)
+        .system_binary("/usr/bin/runc")
+        .run("runc --version")
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    assert_eq!(outcome.status, 0, "{}", outcome.output);
+    assert!(
+        outcome.output.contains("libseccomp: 2."),
+        "{}",
+        outcome.output
+    );
 }
 
 #[test]
