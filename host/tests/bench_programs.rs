@@ -13,7 +13,10 @@ use support::guest::{example, run_with};
 fn the_per_event_variant_sees_every_counted_call_and_nothing_else() {
     let results = run_with(
         Kernel::Sid,
-        |vm| vm.binary(example("hook_variant")),
+        |vm| {
+            vm.binary(example("hook_variant"))
+                .binary(example("prog_stats"))
+        },
         "BOCHS=$(drm_node bochs-drm card)
          echo 1 > /proc/sys/kernel/bpf_stats_enabled
          start_agent

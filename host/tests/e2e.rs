@@ -1,6 +1,6 @@
 //! End to end, on the newest kernel, x86_64's and arm64's: a pod's DRM
-//! ioctls become Prometheus series. In the VM, the agent runs as on a node, and a private containerd
-//! runs pod `default/drm-demo` with two containers created through CRI by
+//! ioctls become Prometheus series. In the VM, the agent runs as on a
+//! node, and a private containerd runs pod `default/drm-demo` with two containers created through CRI by
 //! kubenpu-pods acting as kubelet; each container runs the workload with
 //! its own mix of submit, alloc and wait ioctls on virtio-gpu and vgem. On
 //! the host, a real Prometheus scrapes the agent through a forwarded port.

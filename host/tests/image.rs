@@ -70,9 +70,9 @@ fn the_image_runs_the_agent_and_kubenpuctl_without_a_registry() {
 
 /// Both architectures, as `deploy/image/build` makes them by default: one
 /// manifest list, which podman resolves to the host's image, and whose
-/// arm64 image holds static arm64 binaries. The arm64 release build is the
-/// one the arm64 VM tests run (the same cargo command), so in a whole run
-/// it is built once.
+/// arm64 image holds static arm64 binaries. The arm64 VM tests build the
+/// agent and kubenpuctl with the same profile, target and features, so in
+/// a whole run cargo builds them once.
 #[test]
 fn the_two_architecture_image_is_one_manifest_list() {
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());

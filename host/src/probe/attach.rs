@@ -593,14 +593,15 @@ fn fexit_link(prog: &mut FExit) -> Result<FdLink, ProbeError> {
     Ok(prog.take_link(id).map_err(|e| attach_error(&e))?.into())
 }
 
-/// A failed fentry or fexit attach. ENOTSUPP there is the architecture
-/// lacking BPF trampolines (arm64 before 6.4), which aya words as "No
-/// error information"; the user needs to hear which hook works instead.
+/// A failed fentry or fexit attach. ENOTSUPP there is a kernel that
+/// cannot attach a BPF trampoline to a kernel function, having no ftrace
+/// direct calls (arm64 before 6.4, or built with kCFI), which aya words as
+/// "No error information"; the user needs to hear which hook works instead.
 fn trampoline_error(e: &(dyn std::error::Error + 'static)) -> ProbeError {
     if errno(e) == Some(syscall::ENOTSUPP) {
         ProbeError::Attach(
-            "this kernel has no BPF trampolines on this architecture (ENOTSUPP, as on arm64 \
-             before 6.4): use --hook kprobe"
+            "this kernel cannot attach BPF trampolines to kernel functions (ENOTSUPP: no \
+             ftrace direct calls, as on arm64 before 6.4): use --hook kprobe"
                 .into(),
         )
     } else {

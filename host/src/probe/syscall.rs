@@ -558,7 +558,7 @@ pub fn summed_counters_with_room<K: aya::Pod, V: CounterValue>(
 /// The kernel's internal "operation not supported", which `bpf(2)` returns
 /// for a map type without batched operations, and for a trampoline the
 /// architecture cannot build.
-pub const ENOTSUPP: i32 = 524;
+pub(super) const ENOTSUPP: i32 = 524;
 
 #[cfg(test)]
 mod tests {

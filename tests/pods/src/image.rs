@@ -16,6 +16,8 @@ use crate::Containerd;
 const OCI_ARCHITECTURE: &str = "amd64";
 #[cfg(target_arch = "aarch64")]
 const OCI_ARCHITECTURE: &str = "arm64";
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+compile_error!("kubenpu-pods knows the OCI names of x86_64 and aarch64 only");
 
 /// The pod sandbox ("pause") image the private containerd is configured
 /// with; [`Image::pause`] builds it.
@@ -203,6 +205,7 @@ fn linked_libraries(binary: &Path) -> anyhow::Result<Vec<PathBuf>> {
         String::from_utf8_lossy(&output.stderr).trim()
     );
     let mut libraries: Vec<PathBuf> = elf::parse_list(&String::from_utf8_lossy(&output.stdout))
+        .with_context(|| format!("{} cannot run here", binary.display()))?
         .into_iter()
         .chain([loader])
         .map(PathBuf::from)

@@ -131,8 +131,11 @@ impl PrivateApt {
             .collect())
     }
 
-    /// Downloads the `.deb` files of `packages` into `into`.
+    /// Downloads the `.deb` files of `packages` into `into`, which then
+    /// holds nothing else (the callers unpack everything there): what a
+    /// failed earlier download left is removed first.
     pub fn download(&self, packages: &[String], into: &Path) -> Result<()> {
+        let _ = fs::remove_dir_all(into);
         fs::create_dir_all(into)?;
         run(self
             .command("apt-get")

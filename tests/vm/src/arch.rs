@@ -4,8 +4,10 @@
 
 use anyhow::{Result, bail};
 
+use crate::elf;
+
 /// A CPU architecture the VM emulates.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Arch {
     /// x86_64, Debian's `amd64`.
     Amd64,
@@ -48,13 +50,19 @@ impl Arch {
         }
     }
 
-    /// The machine and CPU options. On arm64, the `virt` board with every
-    /// CPU feature TCG offers, pointer authentication by qemu's own cheap
+    /// The machine and CPU options. On arm64, the `virt` board with the
+    /// newest interrupt controller (GICv2 stops at 8 vCPUs) and every CPU
+    /// feature TCG offers, pointer authentication by qemu's own cheap
     /// algorithm (its architected one makes TCG several times slower).
     pub(crate) fn machine(self) -> &'static [&'static str] {
         match self {
             Arch::Amd64 => &["-cpu", "max"],
-            Arch::Arm64 => &["-machine", "virt", "-cpu", "max,pauth-impdef=on"],
+            Arch::Arm64 => &[
+                "-machine",
+                "virt,gic-version=max",
+                "-cpu",
+                "max,pauth-impdef=on",
+            ],
         }
     }
 
@@ -67,11 +75,27 @@ impl Arch {
     }
 
     /// The `strip` that reads this architecture's executables (scripts/setup
-    /// installs the arm64 cross binutils).
+    /// installs binutils-aarch64-linux-gnu).
     pub(crate) fn strip(self) -> &'static str {
         match self {
             Arch::Amd64 => "strip",
             Arch::Arm64 => "aarch64-linux-gnu-strip",
+        }
+    }
+
+    /// ELF's machine number for its executables.
+    pub fn elf_machine(self) -> u16 {
+        match self {
+            Arch::Amd64 => elf::EM_X86_64,
+            Arch::Arm64 => elf::EM_AARCH64,
+        }
+    }
+
+    /// qemu's user-mode emulator, which runs its programs on another host.
+    pub(crate) fn user_emulator(self) -> &'static str {
+        match self {
+            Arch::Amd64 => "qemu-x86_64-static",
+            Arch::Arm64 => "qemu-aarch64-static",
         }
     }
 }

@@ -16,22 +16,30 @@ pub fn filled(dir: &Path, marker: &str) -> Result<Option<String>> {
 }
 
 /// What `dir` holds, filled first by `fill` (which returns what to write
-/// into the marker) if it was not yet. Concurrent callers take turns: one
-/// fills, the others wait and read.
+/// into the marker) if it was not yet, or if `want` is given and the
+/// marker says otherwise (what is to be fetched changed). Concurrent
+/// callers take turns: one fills, the others wait and read. The marker is
+/// written last, and whole, so a fill that fails leaves none.
 pub fn fill_once(
     dir: &Path,
     marker: &str,
+    want: Option<&str>,
     what: &str,
     fill: impl FnOnce(&Path) -> Result<String>,
 ) -> Result<String> {
     fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let lock = fs::File::create(dir.join(".lock"))?;
     lock.lock()?;
-    if let Some(done) = filled(dir, marker)? {
+    if let Some(done) = filled(dir, marker)?
+        && want.is_none_or(|want| want == done)
+    {
         return Ok(done);
     }
+    let _ = fs::remove_file(dir.join(marker));
     eprintln!("kubenpu-vm: fetching {what} into {}", dir.display());
     let done = fill(dir).with_context(|| format!("fetching {what}"))?;
-    fs::write(dir.join(marker), &done)?;
+    let staged = dir.join(format!("{marker}.new"));
+    fs::write(&staged, &done)?;
+    fs::rename(&staged, dir.join(marker))?;
     Ok(done)
 }

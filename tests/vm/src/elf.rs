@@ -54,24 +54,41 @@ pub fn interpreter(elf: &[u8]) -> Option<String> {
     })
 }
 
-/// The absolute paths in `ld.so --list` output (which is what `ldd`
-/// prints): the libraries and the loader, not the vDSO.
-pub fn parse_list(text: &str) -> Vec<String> {
-    text.lines()
-        .filter_map(|line| {
-            let resolved = line.split_once("=>").map_or(line, |(_, r)| r);
-            resolved
-                .split_whitespace()
-                .next()
-                .filter(|p| p.starts_with('/'))
-        })
-        .map(str::to_owned)
-        .collect()
+/// The paths a program asks for, from its loader's `ld.so --list` output
+/// (which is what `ldd` prints): its libraries and the loader, not the
+/// vDSO. Where a line maps an absolute path to another (the loader, under
+/// emulation), the program asks for the first. A library the loader did
+/// not find is an error naming it (the loader itself exits 0).
+pub fn parse_list(text: &str) -> anyhow::Result<Vec<String>> {
+    let mut paths = Vec::new();
+    for line in text.lines() {
+        let path = match line.split_once("=>") {
+            Some((asked, _)) if asked.trim().starts_with('/') => asked,
+            Some((library, resolved)) => {
+                anyhow::ensure!(
+                    resolved.trim() != "not found",
+                    "the loader finds no {}",
+                    library.trim()
+                );
+                resolved
+            }
+            None => line,
+        };
+        if let Some(path) = path
+            .split_whitespace()
+            .next()
+            .filter(|p| p.starts_with('/'))
+        {
+            paths.push(path.to_owned());
+        }
+    }
+    Ok(paths)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{EM_X86_64, interpreter, machine, parse_list};
+    use super::{interpreter, machine, parse_list};
+    use crate::Arch;
 
     #[test]
     fn the_loaders_list_yields_libraries_and_loader_but_not_the_vdso() {
@@ -79,23 +96,42 @@ mod tests {
                     \tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f)\n\
                     \t/lib64/ld-linux-x86-64.so.2 (0x00007f)\n";
         assert_eq!(
-            parse_list(text),
+            parse_list(text).unwrap(),
             [
                 "/lib/x86_64-linux-gnu/libc.so.6",
                 "/lib64/ld-linux-x86-64.so.2"
             ]
         );
+        // The arm64 loader under qemu-user names where it ran from.
+        let emulated = "\tlibc.so.6 => /lib/aarch64-linux-gnu/libc.so.6 (0x55)\n\
+                        \t/lib/ld-linux-aarch64.so.1 => /cache/root/lib/aarch64-linux-gnu/ld-linux-aarch64.so.1 (0x55)\n";
+        assert_eq!(
+            parse_list(emulated).unwrap(),
+            [
+                "/lib/aarch64-linux-gnu/libc.so.6",
+                "/lib/ld-linux-aarch64.so.1"
+            ]
+        );
     }
 
     #[test]
-    fn a_dynamic_executable_names_its_loader_and_a_script_none() {
-        let sh = std::fs::read("/bin/sh").unwrap();
+    fn a_library_the_loader_does_not_find_is_an_error_naming_it() {
+        let text = "\tlibseccomp.so.2 => not found\n\tlibc.so.6 => /lib/libc.so.6 (0x1)\n";
+        let error = parse_list(text).unwrap_err().to_string();
+        assert!(error.contains("libseccomp.so.2"), "{error}");
+    }
+
+    #[test]
+    fn this_test_names_its_loader_and_machine_and_a_script_neither() {
+        let exe = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+        let loader = interpreter(&exe);
         assert!(
-            interpreter(&sh).is_some_and(|l| l.starts_with('/') && l.contains("ld-linux")),
-            "{:?}",
-            interpreter(&sh)
+            loader
+                .as_ref()
+                .is_some_and(|l| l.starts_with('/') && l.contains("ld-")),
+            "{loader:?}"
         );
-        assert_eq!(machine(&sh), Some(EM_X86_64));
+        assert_eq!(machine(&exe), Some(Arch::host().unwrap().elf_machine()));
         assert_eq!(interpreter(b"#!/bin/sh\necho hi\n"), None);
         assert_eq!(machine(b"#!/bin/sh\necho hi\n"), None);
     }

@@ -25,7 +25,7 @@ pub struct Contents<'a> {
     pub userland: &'a Userland,
     /// Module files in load order.
     pub modules: &'a [PathBuf],
-    /// Host executables: (host path, guest path).
+    /// Executables of the guest's architecture: (host path, guest path).
     pub binaries: &'a [(PathBuf, String)],
     /// Other files: (guest path, mode, bytes).
     pub files: &'a [(String, u32, Vec<u8>)],
@@ -82,8 +82,10 @@ fn add_executable(
     host: &Path,
     guest: &str,
 ) -> Result<()> {
+    // Its libraries first: that checks its architecture too.
+    let libraries = userland.libraries(host)?;
     archive.file(guest, 0o755, &stripped(host, userland.arch().strip())?);
-    for (library, guest) in userland.libraries(host)? {
+    for (library, guest) in libraries {
         let bytes = fs::read(&library).with_context(|| format!("reading {}", library.display()))?;
         archive.file(&guest, 0o755, &bytes);
     }

@@ -152,9 +152,18 @@ impl Kernel {
     /// Safe to call from concurrent tests: one fetches, the others wait.
     pub fn fetch(self) -> Result<KernelImage> {
         let dir = self.dir()?;
-        let release = cache::fill_once(&dir, RELEASE_FILE, &format!("the {self} kernel"), |dir| {
-            self.download_and_unpack(dir)
-        })?;
+        let release = cache::fill_once(
+            &dir,
+            RELEASE_FILE,
+            None,
+            &format!("the {self} kernel"),
+            // Marked done only once it is known to boot: image and modules.
+            |dir| {
+                let release = self.download_and_unpack(dir)?;
+                locate(self, &dir.join("root"), &release)?;
+                Ok(release)
+            },
+        )?;
         locate(self, &dir.join("root"), &release)
     }
 

@@ -6,7 +6,7 @@
 //! kubenpu-vm run --kernel sid [--bin PATH]... [--system-bin PATH]... [--share DIR] -- COMMAND...
 //! ```
 
-use std::{path::PathBuf, process::ExitCode, time::Duration};
+use std::{collections::BTreeSet, path::PathBuf, process::ExitCode, time::Duration};
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -46,7 +46,7 @@ enum Cmd {
         #[arg(long = "bin")]
         binaries: Vec<PathBuf>,
         /// A program of the guest architecture's Debian userland to carry
-        /// to the same path, e.g. /usr/bin/containerd.
+        /// to the same absolute path, e.g. /usr/bin/containerd.
         #[arg(long = "system-bin")]
         system_binaries: Vec<String>,
         /// A file to carry into the guest, as HOST:GUEST.
@@ -115,9 +115,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 let image = kernel.fetch()?;
                 println!("{kernel}: {} ({})", image.release, image.vmlinuz.display());
             }
-            let mut arches: Vec<Arch> = kernels.iter().map(|k| k.arch()).collect();
-            arches.dedup();
-            for arch in arches {
+            let host = Arch::host()?;
+            let emulated: BTreeSet<Arch> = kernels
+                .iter()
+                .map(|k| k.arch())
+                .filter(|&arch| arch != host)
+                .collect();
+            for arch in emulated {
                 let userland = Userland::of(arch)?;
                 println!("{} userland: {}", arch.debian(), userland.root().display());
             }

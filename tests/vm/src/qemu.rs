@@ -11,7 +11,7 @@ use std::{
 
 use anyhow::{Context as _, Result, bail};
 
-use crate::{Kernel, initramfs, modules::ModuleIndex, userland::Userland};
+use crate::{Arch, Kernel, initramfs, modules::ModuleIndex, userland::Userland};
 
 /// Modules every guest loads: the two DRM devices and the shared directory.
 const BASE_MODULES: &[&str] = &["virtio_pci", "virtio_gpu", "vgem", "9pnet_virtio", "9p"];
@@ -79,8 +79,8 @@ impl Vm {
         self
     }
 
-    /// Carries a host executable, and the libraries it links, to
-    /// `/usr/local/bin/<file name>` in the guest.
+    /// Carries an executable of the guest's architecture, and the
+    /// libraries it links, to `/usr/local/bin/<file name>` in the guest.
     pub fn binary(mut self, host: impl Into<PathBuf>) -> Self {
         let host = host.into();
         let name = host
@@ -160,11 +160,9 @@ impl Vm {
         let modules = index.load_order(&wanted)?;
         let userland = Userland::of(self.kernel.arch())?;
         let mut binaries = self.binaries.clone();
-        binaries.extend(
-            self.system_binaries
-                .iter()
-                .map(|path| (userland.path(path), path.clone())),
-        );
+        for path in &self.system_binaries {
+            binaries.push((userland.path(path)?, path.clone()));
+        }
         let nonce = nonce();
         let initramfs = initramfs::build(&initramfs::Contents {
             userland: &userland,
@@ -234,7 +232,7 @@ impl Vm {
     fn qemu(&self, vmlinuz: &Path, initrd: &Path, shared: &Path) -> Command {
         let arch = self.kernel.arch();
         let mut cmd = Command::new(arch.qemu());
-        cmd.args(["-accel", &accelerator()])
+        cmd.args(["-accel", &accelerator(arch)])
             .args(arch.machine())
             .args([
                 "-smp",
@@ -284,11 +282,12 @@ impl Vm {
 }
 
 /// TCG unless `KUBENPU_VM_ACCEL` asks for another accelerator: KVM is only
-/// used where someone has seen it work.
-fn accelerator() -> String {
+/// used where someone has seen it work, and never for another
+/// architecture than the host's, which only TCG emulates.
+fn accelerator(arch: Arch) -> String {
     std::env::var("KUBENPU_VM_ACCEL")
         .ok()
-        .filter(|a| !a.is_empty())
+        .filter(|a| !a.is_empty() && Arch::host().is_ok_and(|host| host == arch))
         .unwrap_or_else(|| "tcg".into())
 }
 

@@ -9,14 +9,14 @@ use std::{
     process::Command,
 };
 
-use anyhow::{Context as _, Result};
+use anyhow::{Context as _, Result, bail, ensure};
 
 use crate::{
     Arch,
     apt::{Mirrors, PrivateApt},
     cache,
     command::{output, run},
-    elf::{interpreter, parse_list},
+    elf,
     kernel::cache_dir,
 };
 
@@ -30,16 +30,22 @@ const PACKAGES: [&str; 5] = [
     "libseccomp2",
 ];
 
-/// Marks a completed unpack; holds the suite.
-const SUITE_FILE: &str = "suite";
+/// Marks a completed unpack; holds the suite and packages, so that a
+/// change of either unpacks anew.
+const CONTENTS_FILE: &str = "contents";
 
 /// The suite the arm64 userland comes from: the host's own.
 const SUITE: &str = "bookworm";
+
+/// Links followed inside a userland before giving up on a loop.
+const MAX_LINKS: usize = 40;
 
 /// A root directory holding the guest architecture's programs and libraries.
 pub struct Userland {
     arch: Arch,
     root: PathBuf,
+    /// Whether its programs run here only under qemu's user-mode emulator.
+    emulated: bool,
 }
 
 impl Userland {
@@ -51,18 +57,27 @@ impl Userland {
             return Ok(Self {
                 arch,
                 root: "/".into(),
+                emulated: false,
             });
         }
         let dir = cache_dir()?.join("userland").join(arch.debian());
+        let contents = format!("{SUITE}: {}", PACKAGES.join(" "));
         cache::fill_once(
             &dir,
-            SUITE_FILE,
+            CONTENTS_FILE,
+            Some(&contents),
             &format!("Debian's {} userland", arch.debian()),
-            |dir| unpack(arch, dir).map(|()| SUITE.to_owned()),
+            |dir| unpack(arch, dir).map(|()| contents.clone()),
         )?;
+        // Absolute, as the emulated loader names files by it.
+        let root = dir
+            .join("root")
+            .canonicalize()
+            .with_context(|| format!("{} was not unpacked", dir.display()))?;
         Ok(Self {
             arch,
-            root: dir.join("root"),
+            root,
+            emulated: true,
         })
     }
 
@@ -76,52 +91,77 @@ impl Userland {
         &self.root
     }
 
-    /// The host file holding `guest`, an absolute path in this userland.
-    pub fn path(&self, guest: &str) -> PathBuf {
-        self.root.join(guest.trim_start_matches('/'))
+    /// The host file holding `guest`, an absolute path in this userland:
+    /// symbolic links are followed inside the userland, so an absolute
+    /// link never reaches this host's own files.
+    pub fn path(&self, guest: &str) -> Result<PathBuf> {
+        ensure!(
+            guest.starts_with('/') && !guest.split('/').any(|c| c == ".."),
+            "{guest:?} is not an absolute path without \"..\""
+        );
+        let mut path = self.root.join(guest.trim_start_matches('/'));
+        if !self.emulated {
+            return Ok(path);
+        }
+        for _ in 0..MAX_LINKS {
+            let Ok(target) = fs::read_link(&path) else {
+                return Ok(path);
+            };
+            path = match target.strip_prefix("/") {
+                Ok(inside) => self.root.join(inside),
+                Err(_) => path.parent().unwrap_or(&self.root).join(target),
+            };
+        }
+        bail!(
+            "{guest}: more than {MAX_LINKS} symbolic links in {}",
+            self.root.display()
+        )
     }
 
     /// busybox, statically linked.
     pub fn busybox(&self) -> Result<PathBuf> {
-        if self.root == Path::new("/") {
-            return which("busybox");
-        }
-        let path = self.path("/bin/busybox");
-        anyhow::ensure!(path.is_file(), "{} is missing", path.display());
+        let path = self.path("/bin/busybox")?;
+        ensure!(
+            path.is_file(),
+            "{} is missing: run scripts/setup",
+            path.display()
+        );
         Ok(path)
     }
 
     /// The shared libraries and loader the executable `binary` (a host
-    /// file) links, as (host file, guest path); none for a static one or a
-    /// script. The binary's own loader lists them, under qemu's user-mode
-    /// emulation for another architecture, where the loader finds them
-    /// under this userland's root.
+    /// file of this userland's architecture) links, as (host file, guest
+    /// path); none for a static one or a script. The binary's own loader
+    /// lists them, under qemu's user-mode emulator for another
+    /// architecture, where the loader finds them under this userland's
+    /// root.
     pub fn libraries(&self, binary: &Path) -> Result<Vec<(PathBuf, String)>> {
         let bytes = fs::read(binary).with_context(|| format!("reading {}", binary.display()))?;
-        let Some(loader) = interpreter(&bytes) else {
+        if let Some(machine) = elf::machine(&bytes) {
+            ensure!(
+                machine == self.arch.elf_machine(),
+                "{} is not an {} executable: the guest needs one built for it",
+                binary.display(),
+                self.arch.debian()
+            );
+        }
+        let Some(loader) = elf::interpreter(&bytes) else {
             return Ok(Vec::new());
         };
-        let mut list = match self.arch {
-            Arch::Amd64 => Command::new(&loader),
-            Arch::Arm64 => {
-                let mut cmd = Command::new("qemu-aarch64-static");
-                cmd.arg("-L").arg(&self.root).arg(self.path(&loader));
-                cmd
-            }
+        let mut list = if self.emulated {
+            let mut cmd = Command::new(self.arch.user_emulator());
+            cmd.arg("-L").arg(&self.root).arg(self.path(&loader)?);
+            cmd
+        } else {
+            Command::new(&loader)
         };
         let text = output(list.arg("--list").arg(binary))?;
-        // Under emulation, the loader names itself by the host path it ran
-        // from, and what it loaded by its guest path.
-        Ok(parse_list(&text)
+        let listed = elf::parse_list(&text)
+            .with_context(|| format!("{} cannot run here", binary.display()))?;
+        listed
             .into_iter()
-            .map(|listed| match Path::new(&listed).strip_prefix(&self.root) {
-                Ok(inside) if self.root != Path::new("/") => {
-                    format!("/{}", inside.display())
-                }
-                _ => listed,
-            })
-            .map(|guest| (self.path(&guest), guest))
-            .collect())
+            .map(|guest| Ok((self.path(&guest)?, guest)))
+            .collect()
     }
 }
 
@@ -132,7 +172,7 @@ fn unpack(arch: Arch, dir: &Path) -> Result<()> {
         &dir.join("apt"),
         &[
             (&mirrors.archive, SUITE),
-            (&mirrors.security, "bookworm-security"),
+            (&mirrors.security, &format!("{SUITE}-security")),
         ],
         arch,
     )?;
@@ -147,13 +187,4 @@ fn unpack(arch: Arch, dir: &Path) -> Result<()> {
     }
     fs::remove_dir_all(&debs)?;
     Ok(())
-}
-
-fn which(program: &str) -> Result<PathBuf> {
-    std::env::var_os("PATH")
-        .iter()
-        .flat_map(std::env::split_paths)
-        .map(|dir| dir.join(program))
-        .find(|p| p.is_file())
-        .with_context(|| format!("{program} is not on PATH: run scripts/setup"))
 }
