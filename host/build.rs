@@ -5,7 +5,9 @@
 //!   nightly and bpf-linker (through aya-build);
 //! - every vendor plugin in `vendors/`, as a `wasm32-wasip2` component and
 //!   as wasmtime's precompiled code for the target, listed in
-//!   `$OUT_DIR/builtin_plugins.rs`.
+//!   `$OUT_DIR/builtin_plugins.rs`;
+//! - the client of kubelet's PodResources API, from the vendored
+//!   `proto/podresources/v1/api.proto`.
 
 use std::{
     env,
@@ -34,7 +36,20 @@ fn main() -> anyhow::Result<()> {
     let root = manifest_dir.parent().context("host/ has a parent")?;
     let out_dir = PathBuf::from(env::var("OUT_DIR")?);
     build_kernel_program(root)?;
-    build_vendor_plugins(root, &out_dir)
+    build_vendor_plugins(root, &out_dir)?;
+    build_pod_resources_client()
+}
+
+/// The agent only asks kubelet; the test kubelet in `tests/pods` builds
+/// the server side from the same file.
+fn build_pod_resources_client() -> anyhow::Result<()> {
+    tonic_prost_build::configure()
+        .build_server(false)
+        .compile_protos(
+            &["proto/podresources/v1/api.proto"],
+            &["proto/podresources/v1"],
+        )
+        .context("compiling kubelet's PodResources API (protoc comes with scripts/setup)")
 }
 
 fn pinned(key: &str) -> anyhow::Result<&'static str> {

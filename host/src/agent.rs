@@ -20,6 +20,7 @@ use tokio::{
 use tracing::{debug, info, warn};
 
 use crate::{
+    allocation::{self, Allocation, reader::Report as AllocationReport},
     attribution::{
         Attributor, Named,
         cri::Cri,
@@ -115,9 +116,18 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
         fdinfo: config
             .fdinfo
             .then(|| fdinfo::Reader::new(config.proc_root.clone())),
+        allocation: None,
     };
     agent.restore();
     agent.reinstall();
+    let mut allocation_reports = if config.no_allocation {
+        info!("allocation join off (--no-allocation)");
+        None
+    } else {
+        let (allocation, reports) = Allocation::start(allocation::settings(&config));
+        agent.allocation = Some(allocation);
+        Some(reports)
+    };
 
     let (vendor_tx, mut vendor_rx) = mpsc::unbounded_channel();
     let _watcher = if config.plugins_dir.is_dir() {
@@ -158,6 +168,7 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
             _ = interrupt.recv() => break,
             _ = drain.tick() => agent.drain(),
             Some(report) = reports.recv() => agent.report(report),
+            Some(report) = next(&mut allocation_reports) => agent.take_allocation(report),
             Some(query) = queries.recv() => {
                 // Unanswered, the request gets 503; the error is counted.
                 if let Some(snapshot) = agent.snapshot() {
@@ -233,6 +244,8 @@ struct Agent {
     faults: Faults,
     /// The fdinfo reader, with `--fdinfo`.
     fdinfo: Option<fdinfo::Reader>,
+    /// The allocation join, unless `--no-allocation`.
+    allocation: Option<Allocation>,
 }
 
 impl Agent {
@@ -252,6 +265,9 @@ impl Agent {
         }
         self.probe.upload(&self.table)?;
         self.usage.learn(&self.table);
+        if let Some(allocation) = &mut self.allocation {
+            allocation.resolve(&self.table, &self.usage);
+        }
         let claimed: Vec<String> = self
             .table
             .claimed()
@@ -338,8 +354,14 @@ impl Agent {
         match report {
             Report::Answer(ask, owner) => {
                 debug!("CRI: {ask:?} is {owner:?}");
+                if let (Some(allocation), Some(owner)) = (&mut self.allocation, &owner) {
+                    allocation.want(owner);
+                }
                 self.usage.attributor.answer(ask, owner);
                 self.save_names();
+                if let Some(allocation) = &mut self.allocation {
+                    allocation.classify(&self.usage);
+                }
             }
             Report::Down(e) => {
                 self.cri_up = false;
@@ -349,6 +371,13 @@ impl Agent {
                 self.cri_up = true;
                 info!("CRI: {}", socket.display());
             }
+        }
+    }
+
+    /// Takes a report of the allocation reader.
+    fn take_allocation(&mut self, report: AllocationReport) {
+        if let Some(allocation) = &mut self.allocation {
+            allocation.take(report, &self.table, &self.usage);
         }
     }
 
@@ -408,6 +437,9 @@ impl Agent {
                 if let Some(reader) = &mut self.fdinfo {
                     reader.merge(from, into);
                 }
+                if let Some(allocation) = &mut self.allocation {
+                    allocation.merged(from, into);
+                }
             }
         }
         for &id in &sweep.expired {
@@ -427,6 +459,10 @@ impl Agent {
             );
         }
         self.usage.attributor.forget(&done);
+        if let Some(allocation) = &mut self.allocation {
+            allocation.forget(&done);
+            allocation.classify(&self.usage);
+        }
     }
 
     /// Everything a scrape shows, read now; `None` if the kernel's maps
@@ -449,7 +485,19 @@ impl Agent {
                 .fdinfo
                 .as_ref()
                 .map(|reader| reader.view(|id| self.usage.owner(id))),
+            allocation: self
+                .allocation
+                .as_ref()
+                .map(|allocation| allocation.view(&reading.counters, &self.usage)),
         })
+    }
+}
+
+/// The next report of an optional reader; never, without one.
+async fn next<T>(reports: &mut Option<mpsc::UnboundedReceiver<T>>) -> Option<T> {
+    match reports {
+        Some(reports) => reports.recv().await,
+        None => std::future::pending().await,
     }
 }
 

@@ -6,6 +6,7 @@ use std::{path::PathBuf, time::Duration};
 use clap::Parser;
 
 use crate::{
+    allocation::{cdi, podresources},
     logging::{LogFormat, LogLevel},
     plugins,
     probe::HookChoice,
@@ -92,6 +93,22 @@ pub struct AgentConfig {
     /// counted with empty pod, namespace and container labels).
     #[arg(long)]
     pub exclude_outside_pods: bool,
+    /// kubelet's PodResources socket, for the allocation join (which
+    /// devices each container was given against the calls it makes).
+    /// Until it exists the join waits; mount its directory, not the
+    /// socket, so a kubelet restart is seen.
+    #[arg(long, default_value = podresources::DEFAULT_SOCKET)]
+    pub pod_resources_socket: PathBuf,
+    /// Leave out the allocation join.
+    #[arg(long)]
+    pub no_allocation: bool,
+    /// How often kubelet's allocations are listed; a listing older than
+    /// three intervals is stale, and nothing is classified by it.
+    #[arg(long, default_value = "10s", value_parser = parse_interval)]
+    pub allocation_interval: Duration,
+    /// A directory of CDI specs, for DRA claims (repeat for several).
+    #[arg(long = "cdi-dir", default_values = cdi::DEFAULT_DIRS)]
+    pub cdi_dirs: Vec<PathBuf>,
 }
 
 /// The most counters the kernel map may be asked to hold. The hash is

@@ -5,9 +5,11 @@
 //! kernel program's maps are filled from; the embedded [`program`] counts
 //! the ioctls that table selects; [`attribution`] names the pod behind each
 //! cgroup and [`usage`] folds the counts per pod; [`fdinfo`] adds, where
-//! drivers publish them, engine time and memory per pod.
+//! drivers publish them, engine time and memory per pod; [`allocation`]
+//! joins what kubelet allocated to each container with what it calls.
 
 pub mod agent;
+pub mod allocation;
 pub mod attribution;
 pub mod catalog;
 pub mod clock;

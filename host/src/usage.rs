@@ -177,7 +177,8 @@ impl Usage {
         histograms
     }
 
-    fn series(&self, counter: &Counter) -> Option<Series> {
+    /// The series `counter` adds to: `None` until its cgroup is named.
+    pub fn series(&self, counter: &Counter) -> Option<Series> {
         let owner = self.owner(counter.key.cgroup_id)?;
         self.catalog.series(owner, counter.key.dev, counter.key.nr)
     }

@@ -16,14 +16,14 @@ mod support;
 
 use std::{
     collections::BTreeMap,
-    path::{Path, PathBuf},
+    path::Path,
     time::{Duration, Instant},
 };
 
-use kubenpu::http;
 use kubenpu_prometheus::{Prometheus, check_metrics, free_port};
 use kubenpu_vm::Kernel;
 use serde_json::Value;
+use support::steps::{AbortOnPanic, Host, wait_until};
 
 const POD_UID: &str = "0d6f1e5a-3c2b-4a19-9e7d-5b8c4f2a1e30";
 const GRACE_SECONDS: u64 = 60;
@@ -94,11 +94,7 @@ fn a_pods_ioctls_become_prometheus_series(kernel: Kernel) {
             script()
         ))
     });
-    let host = Host {
-        shared: shared.clone(),
-        agent: format!("127.0.0.1:{port}"),
-        guest: std::cell::RefCell::new(Some(guest)),
-    };
+    let host = Host::new(shared.clone(), format!("127.0.0.1:{port}"), guest);
     let _abort = AbortOnPanic(shared.join("abort"));
     let prometheus_dir = tempfile::tempdir().unwrap();
     let prometheus = Prometheus::start(
@@ -209,13 +205,7 @@ fn a_pods_ioctls_become_prometheus_series(kernel: Kernel) {
         );
     });
 
-    let guest = host.guest.take().expect("the guest is still running");
-    let outcome = guest.join().unwrap().unwrap_or_else(|e| panic!("{e:#}"));
-    assert_eq!(
-        outcome.status, 0,
-        "the guest script failed:\n{}",
-        outcome.output
-    );
+    host.finish();
     let log = std::fs::read_to_string(shared.join("agent.log")).unwrap();
     let down: Vec<&str> = log
         .lines()
@@ -240,67 +230,9 @@ fn a_pods_ioctls_become_prometheus_series(kernel: Kernel) {
     assert!(!log.contains("panicked"), "{log}");
 }
 
-/// The test's side of the guest's steps.
-struct Host {
-    shared: PathBuf,
-    agent: String,
-    guest: std::cell::RefCell<Option<Guest>>,
-}
-
-/// The VM's thread.
-type Guest = std::thread::JoinHandle<anyhow::Result<kubenpu_vm::Outcome>>;
-
-impl Host {
-    /// Waits for the guest to reach `name`, checks, then lets it go on.
-    fn step(&self, name: &str, check: impl FnOnce()) {
-        let marker = self.shared.join(name);
-        let stopped = || self.guest.borrow().as_ref().is_none_or(|g| g.is_finished());
-        wait_until(Duration::from_secs(600), || marker.exists() || stopped());
-        if !marker.exists() {
-            let outcome = match self.guest.take().map(|g| g.join().unwrap()) {
-                Some(Ok(outcome)) => outcome.output,
-                Some(Err(e)) => format!("{e:#}"),
-                None => String::new(),
-            };
-            panic!("the guest never reached step {name}:\n{outcome}");
-        }
-        check();
-        std::fs::write(self.shared.join(format!("{name}.done")), "ok").unwrap();
-    }
-
-    /// The agent's exposition in the classic text format.
-    fn metrics(&self) -> String {
-        let (status, body) = http::get(&self.agent, "/metrics", Duration::from_secs(10)).unwrap();
-        assert_eq!(status, 200, "{body}");
-        body
-    }
-}
-
-/// Tells the guest to give up if the test panics, so the VM stops at once.
-struct AbortOnPanic(PathBuf);
-
-impl Drop for AbortOnPanic {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            let _ = std::fs::write(&self.0, "abort");
-        }
-    }
-}
-
 /// A label's value; Prometheus leaves out empty labels.
 fn label(labels: &BTreeMap<String, String>, name: &str) -> String {
     labels.get(name).cloned().unwrap_or_default()
-}
-
-fn wait_until(timeout: Duration, mut done: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + timeout;
-    while Instant::now() < deadline {
-        if done() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    done()
 }
 
 fn json(shared: &Path, name: &str) -> Value {

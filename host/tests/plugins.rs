@@ -343,6 +343,11 @@ fn kubenpuctl_plugins_check_prints_the_table_or_the_reason() {
         "{table}"
     );
     assert!(!table.contains("engines:"), "{table}");
+    // Built against the frozen WIT 0.3.0: loads with its usage names, and
+    // no allocators.
+    let table = checked_table("legacy-0-3", "legacy3 0.3.0 (");
+    assert!(table.contains("  engines: gfx=render"), "{table}");
+    assert!(!table.contains("device plugins:"), "{table}");
 
     let missing = kubenpuctl(&["plugins", "check", "/nonexistent/plugin.wasm"]);
     assert_eq!(missing.status.code(), Some(1));
@@ -367,6 +372,23 @@ fn kubenpuctl_plugins_check_accepts_every_built_in() {
         );
         assert!(table.starts_with(&format!("{name} ")), "{table}");
         assert!(table.contains("  submit  "), "{table}");
+        // The allocators of the built-ins that have them arrive through
+        // the component, as WIT 0.4.0 carries them.
+        let allocators = match name {
+            "i915" => Some(
+                "  device plugins: gpu.intel.com/i915=card-node, gpu.intel.com/i915_monitoring=every-device, gpu.intel.com/monitoring=every-device\n  DRA drivers: gpu.intel.com=dashed-pci-address\n",
+            ),
+            "ivpu" => Some("  device plugins: npu.intel.com/accel=accel-node\n"),
+            "amdgpu" => Some(
+                "  device plugins: amd.com/gpu=pci-address\n  DRA drivers: gpu.amd.com=card-render\n",
+            ),
+            _ => None,
+        };
+        match allocators {
+            Some(lines) => assert!(table.contains(lines), "{table}"),
+            None if name != "xe" => assert!(!table.contains("device plugins:"), "{table}"),
+            None => {}
+        }
     }
 }
 

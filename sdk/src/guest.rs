@@ -20,6 +20,7 @@ wit_bindgen::generate!({
 
 pub use alloc::{string::String as OwnedString, vec::Vec as OwnedVec};
 use kubenpu::vendor::{
+    allocation::{Allocator as WitAllocator, Ids as WitIds},
     types::{Field as WitField, Ioctl as WitIoctl, Kind as WitKind, Phase as WitPhase, Selector},
     usage::Rename,
 };
@@ -93,6 +94,30 @@ pub fn usage_names(names: &crate::UsageNames) -> UsageNames {
     UsageNames {
         engines: renames(names.engines),
         regions: renames(names.regions),
+    }
+}
+
+/// `allocators` for declared allocators.
+pub fn allocators(allocators: &crate::Allocators) -> Allocators {
+    let list = |pairs: &[(&str, crate::Ids)]| {
+        pairs
+            .iter()
+            .map(|&(name, ids)| WitAllocator {
+                name: name.to_string(),
+                ids: match ids {
+                    crate::Ids::CardNode => WitIds::CardNode,
+                    crate::Ids::AccelNode => WitIds::AccelNode,
+                    crate::Ids::PciAddress => WitIds::PciAddress,
+                    crate::Ids::DashedPciAddress => WitIds::DashedPciAddress,
+                    crate::Ids::CardRender => WitIds::CardRender,
+                    crate::Ids::EveryDevice => WitIds::EveryDevice,
+                },
+            })
+            .collect()
+    };
+    Allocators {
+        device_plugins: list(allocators.device_plugins),
+        dra_drivers: list(allocators.dra_drivers),
     }
 }
 

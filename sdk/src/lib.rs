@@ -7,7 +7,7 @@
 //!
 //! ```
 //! #![cfg_attr(target_family = "wasm", no_std)]
-//! use kubenpu_sdk::{Ioctl, UsageNames, Vendor, drm};
+//! use kubenpu_sdk::{Allocators, Ioctl, UsageNames, Vendor, drm};
 //!
 //! pub const VENDOR: Vendor = Vendor {
 //!     name: "example",
@@ -21,6 +21,7 @@
 //!         drm::SYNCOBJ_WAIT,
 //!     ],
 //!     usage_names: UsageNames::KERNEL,
+//!     allocators: Allocators::NONE,
 //! };
 //! kubenpu_sdk::export_vendor!(VENDOR);
 //! # fn main() { assert_eq!(kubenpu_sdk::validate(&VENDOR.description()), Ok(())); }
@@ -40,8 +41,8 @@ pub mod uapi;
 mod validate;
 
 pub use table::{
-    Description, Field, FieldSpec, Ioctl, Kind, PciId, Phase, Product, Size, SizeSpec, TableEntry,
-    UsageNames, UsageNamesSpec, Vendor,
+    Allocators, AllocatorsSpec, Description, Field, FieldSpec, Ids, Ioctl, Kind, PciId, Phase,
+    Product, Size, SizeSpec, TableEntry, UsageNames, UsageNamesSpec, Vendor,
 };
 pub use validate::{Fault, MAX_IOCTLS, MAX_TEXT, validate};
 
@@ -101,6 +102,10 @@ macro_rules! export_vendor {
 
                 fn usage_names() -> $crate::guest::UsageNames {
                     $crate::guest::usage_names(&$vendor.usage_names)
+                }
+
+                fn allocators() -> $crate::guest::Allocators {
+                    $crate::guest::allocators(&$vendor.allocators)
                 }
             }
 

@@ -182,6 +182,84 @@ impl UsageNames {
     };
 }
 
+/// The form of the device IDs an allocator (a kubelet device plugin or a
+/// DRA driver) hands out for a vendor's devices, so that the agent can
+/// tell which device a container was given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Ids {
+    /// `card<N>`, optionally followed by `-<share>`: the DRM card node's
+    /// name (Intel's GPU plugin: `card0-1`).
+    CardNode,
+    /// `accel<N>`, optionally followed by `-<share>`: the accel node's
+    /// name (Intel's NPU plugin: `accel0-0`).
+    AccelNode,
+    /// The PCI address, `0000:03:00.0` (AMD's GPU plugin).
+    PciAddress,
+    /// The PCI address with dashes, optionally followed by `-<more>`
+    /// (Intel's DRA driver: `0000-03-00-0-0x56a0`).
+    DashedPciAddress,
+    /// `gpu-<card>-<render>`, the card node's and render node's numbers
+    /// (AMD's DRA driver).
+    CardRender,
+    /// Any ID stands for every device of the vendor (Intel's monitoring
+    /// resource, whose one ID is `all`).
+    EveryDevice,
+}
+
+impl Ids {
+    /// The form's name in the WIT package, as `kubenpuctl plugins` shows it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Ids::CardNode => "card-node",
+            Ids::AccelNode => "accel-node",
+            Ids::PciAddress => "pci-address",
+            Ids::DashedPciAddress => "dashed-pci-address",
+            Ids::CardRender => "card-render",
+            Ids::EveryDevice => "every-device",
+        }
+    }
+}
+
+/// Which allocators hand out a vendor's devices, and the form of their
+/// IDs: `(name, form)` pairs, the name being a device plugin's extended
+/// resource (`gpu.intel.com/i915`) or a DRA driver (`gpu.intel.com`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Allocators {
+    /// Device plugins, by resource name.
+    pub device_plugins: &'static [(&'static str, Ids)],
+    /// DRA drivers, by driver name; used where a claim's CDI devices
+    /// cannot be looked up.
+    pub dra_drivers: &'static [(&'static str, Ids)],
+}
+
+impl Allocators {
+    /// No allocator is known.
+    pub const NONE: Self = Self {
+        device_plugins: &[],
+        dra_drivers: &[],
+    };
+}
+
+/// [`Allocators`] in a [`Description`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AllocatorsSpec {
+    /// Device plugins, `(resource, form)`.
+    pub device_plugins: Vec<(String, Ids)>,
+    /// DRA drivers, `(driver, form)`.
+    pub dra_drivers: Vec<(String, Ids)>,
+}
+
+impl From<&Allocators> for AllocatorsSpec {
+    fn from(allocators: &Allocators) -> Self {
+        let owned =
+            |pairs: &[(&str, Ids)]| pairs.iter().map(|&(n, ids)| (n.to_string(), ids)).collect();
+        Self {
+            device_plugins: owned(allocators.device_plugins),
+            dra_drivers: owned(allocators.dra_drivers),
+        }
+    }
+}
+
 /// A vendor plugin, declared as a constant.
 #[derive(Debug, Clone, Copy)]
 pub struct Vendor {
@@ -201,6 +279,8 @@ pub struct Vendor {
     pub ioctls: &'static [Ioctl],
     /// The names the metrics give its fdinfo engines and regions.
     pub usage_names: UsageNames,
+    /// The allocators that hand out its devices.
+    pub allocators: Allocators,
 }
 
 impl Vendor {
@@ -221,6 +301,7 @@ impl Vendor {
                 })
                 .collect(),
             usage_names: UsageNamesSpec::from(&self.usage_names),
+            allocators: AllocatorsSpec::from(&self.allocators),
         }
     }
 
@@ -252,6 +333,8 @@ pub struct Description {
     pub ioctls: Vec<TableEntry>,
     /// Names for its fdinfo engines and regions (none before WIT 0.3.0).
     pub usage_names: UsageNamesSpec,
+    /// The allocators of its devices (none before WIT 0.4.0).
+    pub allocators: AllocatorsSpec,
 }
 
 /// [`UsageNames`] in a [`Description`].

@@ -592,6 +592,7 @@ mod tests {
             ]
             .leak(),
             usage_names: UsageNames::KERNEL,
+            allocators: crate::Allocators::NONE,
         };
         assert_eq!(
             check_layouts(&vendor(crate::Size::after("size", 8, 8)), &[ACME]),
@@ -620,6 +621,7 @@ mod tests {
                 drm::SYNCOBJ_WAIT,
             ],
             usage_names: UsageNames::KERNEL,
+            allocators: crate::Allocators::NONE,
         };
         let problems = check(&VENDOR, &[HEADER]).unwrap_err();
         assert_eq!(

@@ -60,8 +60,11 @@ pub enum Fault {
     BadUsageName(String, String),
     /// A kernel engine or region name renamed twice.
     DuplicateUsageName(String),
-    /// More than [`MAX_IOCTLS`] usage names of one kind.
+    /// More than [`MAX_IOCTLS`] usage names of one kind (or allocators).
     TooManyUsageNames(usize),
+    /// An allocator whose name is empty, has whitespace, or is listed
+    /// twice in one list.
+    BadAllocator(String),
 }
 
 impl fmt::Display for Fault {
@@ -116,6 +119,10 @@ impl fmt::Display for Fault {
             Fault::TooManyUsageNames(n) => {
                 write!(f, "{n} engine or region names, more than {MAX_IOCTLS}")
             }
+            Fault::BadAllocator(name) => write!(
+                f,
+                "allocator {name:?} must be non-empty without whitespace, and listed once"
+            ),
         }
     }
 }
@@ -130,13 +137,24 @@ pub fn validate(description: &Description) -> Result<(), Fault> {
         drivers,
         ioctls,
         usage_names,
+        allocators,
     } = description;
     let renames = || usage_names.engines.iter().chain(&usage_names.regions);
+    for list in [&allocators.device_plugins, &allocators.dra_drivers] {
+        check_allocators(list)?;
+    }
     let texts = [name, version]
         .into_iter()
         .chain(drivers)
         .chain(ioctls.iter().map(|i| &i.name))
-        .chain(renames().flat_map(|(kernel, shown)| [kernel, shown]));
+        .chain(renames().flat_map(|(kernel, shown)| [kernel, shown]))
+        .chain(
+            allocators
+                .device_plugins
+                .iter()
+                .chain(&allocators.dra_drivers)
+                .map(|(name, _)| name),
+        );
     if let Some(long) = texts.into_iter().find(|t| t.len() > MAX_TEXT) {
         return Err(Fault::TooLong(long.clone()));
     }
@@ -193,6 +211,22 @@ pub fn validate(description: &Description) -> Result<(), Fault> {
             .any(|e| e.nr == entry.nr && e.size != entry.size)
         {
             return Err(Fault::ConflictingSizes(entry.nr));
+        }
+    }
+    Ok(())
+}
+
+/// Each allocator is named, once per list, and the lists stay short.
+fn check_allocators(list: &[(String, crate::Ids)]) -> Result<(), Fault> {
+    if list.len() > MAX_IOCTLS {
+        return Err(Fault::TooManyUsageNames(list.len()));
+    }
+    for (i, (name, _)) in list.iter().enumerate() {
+        if name.is_empty()
+            || name.contains(char::is_whitespace)
+            || list[..i].iter().any(|(n, _)| n == name)
+        {
+            return Err(Fault::BadAllocator(name.clone()));
         }
     }
     Ok(())
@@ -282,6 +316,13 @@ mod tests {
                 ],
                 regions: vec![("local0".to_string(), "vram0".to_string())],
             },
+            allocators: crate::AllocatorsSpec {
+                device_plugins: vec![
+                    ("acme.com/gpu".to_string(), crate::Ids::CardNode),
+                    ("acme.com/monitoring".to_string(), crate::Ids::EveryDevice),
+                ],
+                dra_drivers: vec![("gpu.acme.com".to_string(), crate::Ids::PciAddress)],
+            },
         }
     }
 
@@ -293,7 +334,15 @@ mod tests {
     #[test]
     fn each_fault_is_found() {
         type Breakage = fn(&mut Description);
-        let cases: [(Breakage, Fault); 15] = [
+        let cases: [(Breakage, Fault); 17] = [
+            (
+                |d| d.allocators.device_plugins[1].0 = "acme.com/gpu".to_string(),
+                Fault::BadAllocator("acme.com/gpu".to_string()),
+            ),
+            (
+                |d| d.allocators.dra_drivers[0].0 = String::new(),
+                Fault::BadAllocator(String::new()),
+            ),
             (
                 |d| d.usage_names.engines[0].1 = "Render".to_string(),
                 Fault::BadUsageName("gfx".to_string(), "Render".to_string()),

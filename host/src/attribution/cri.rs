@@ -13,7 +13,8 @@ use std::{
 use hyper_util::rt::TokioIo;
 use k8s_cri::v1::{
     ContainerFilter, ContainerStatusRequest, ListContainersRequest, ListPodSandboxRequest,
-    PodSandboxStatusRequest, runtime_service_client::RuntimeServiceClient,
+    PodSandboxFilter, PodSandboxState, PodSandboxStateValue, PodSandboxStatusRequest,
+    runtime_service_client::RuntimeServiceClient,
 };
 use tonic::{Code, transport::Channel};
 
@@ -139,6 +140,41 @@ impl Cri {
                 pod: metadata.name,
                 container: String::new(),
             }))
+    }
+
+    /// The pods whose sandboxes are ready, each as `(owner with no
+    /// container, UID)`: the pods that run now, which kubelet's own lists
+    /// may outlive.
+    pub async fn ready_pods(&mut self) -> Result<Vec<(Owner, String)>, CriError> {
+        let filter = PodSandboxFilter {
+            state: Some(PodSandboxStateValue {
+                state: PodSandboxState::SandboxReady as i32,
+            }),
+            ..Default::default()
+        };
+        let sandboxes = self
+            .call(|mut client| async move {
+                client
+                    .list_pod_sandbox(ListPodSandboxRequest {
+                        filter: Some(filter),
+                    })
+                    .await
+            })
+            .await?
+            .map(|response| response.items)
+            .unwrap_or_default();
+        Ok(sandboxes
+            .into_iter()
+            .filter_map(|sandbox| sandbox.metadata)
+            .map(|metadata| {
+                let owner = Owner {
+                    namespace: metadata.namespace,
+                    pod: metadata.name,
+                    container: String::new(),
+                };
+                (owner, metadata.uid)
+            })
+            .collect())
     }
 
     async fn sandbox_of(&mut self, container: &str) -> Result<Option<String>, CriError> {

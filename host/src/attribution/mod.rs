@@ -194,6 +194,19 @@ impl Attributor {
             .collect()
     }
 
+    /// The pod UID of cgroup `id` while it lives, read from its path (a
+    /// cgroup restored from the OWNERS map gets its path from the next
+    /// walk): names are reused, UIDs are not.
+    pub fn live_pod_uid(&self, id: u64) -> Option<String> {
+        if self.cgroups.get(&id)?.gone_at.is_some() {
+            return None;
+        }
+        match placement::place(self.index.path(id)?) {
+            Placement::Container { pod_uid, .. } | Placement::Pod { pod_uid } => Some(pod_uid),
+            Placement::Outside => None,
+        }
+    }
+
     /// The owner of cgroup `id`, once known.
     pub fn owner(&self, id: u64) -> Option<&Owner> {
         match &self.cgroups.get(&id)?.state {

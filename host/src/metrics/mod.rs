@@ -5,6 +5,7 @@
 //! device table, losses) and [`render`] encodes it, in OpenMetrics or the
 //! classic text format as the scraper asks.
 
+mod allocation;
 mod fdinfo;
 mod process;
 
@@ -21,6 +22,7 @@ use kubenpu_ebpf::CountValue;
 use kubenpu_sdk::Kind;
 
 use crate::{
+    allocation::AllocationView,
     catalog::{DeviceKind, Series},
     device_table::DeviceTable,
     fdinfo::FdinfoView,
@@ -54,6 +56,8 @@ pub struct Snapshot {
     pub errors: BTreeMap<&'static str, u64>,
     /// Engine time and memory per pod, with `--fdinfo`.
     pub fdinfo: Option<FdinfoView>,
+    /// The allocation join, unless it is off.
+    pub allocation: Option<AllocationView>,
 }
 
 /// A `kubenpu_device_info` row.
@@ -398,6 +402,9 @@ impl Collector for Snapshot {
         if let Some(view) = &self.fdinfo {
             fdinfo::encode(view, &mut encoder)?;
         }
+        if let Some(view) = &self.allocation {
+            allocation::encode(view, &mut encoder)?;
+        }
         Ok(())
     }
 }
@@ -502,6 +509,70 @@ mod tests {
             1,
             "{text}"
         );
+    }
+
+    #[test]
+    fn the_allocation_join_has_its_own_series_beside_the_per_pod_ones() {
+        use crate::allocation::{AllocationView, join::Holder, resolve::Source};
+        let holder = |container: &str, idle| Holder {
+            owner: Owner {
+                namespace: "ml".into(),
+                pod: "train".into(),
+                container: container.into(),
+            },
+            device: Arc::from("0000:03:00.0"),
+            resource: "gpu.intel.com/i915".into(),
+            source: Source::DevicePlugin,
+            idle,
+        };
+        let unallocated_series = Series {
+            owner: Owner {
+                namespace: "ml".into(),
+                pod: "debug".into(),
+                container: "main".into(),
+            },
+            device: Arc::from("0000:03:00.0"),
+            vendor: Arc::from("i915"),
+            kind: Kind::Submit,
+        };
+        let with_join = Snapshot {
+            allocation: Some(AllocationView {
+                holders: vec![holder("main", false), holder("sidecar", true)],
+                unallocated: [(unallocated_series, 7)].into(),
+                up: false,
+                fresh: true,
+                last_sync: Some(std::time::Duration::from_secs(1_700_000_000)),
+                errors: [("rate_limited", 2)].into(),
+                unmapped: [("squat.ai/gpu".to_string(), 3)].into(),
+                invalid_cdi_specs: 1,
+            }),
+            ..snapshot()
+        };
+        let text = render(with_join, Format::Text);
+        for line in [
+            r#"kubenpu_allocation_info{pod="train",namespace="ml",container="main",device="0000:03:00.0",resource="gpu.intel.com/i915",source="device_plugin"} 1"#,
+            r#"kubenpu_allocation_idle{pod="train",namespace="ml",container="main",device="0000:03:00.0",resource="gpu.intel.com/i915"} 0"#,
+            r#"kubenpu_allocation_idle{pod="train",namespace="ml",container="sidecar",device="0000:03:00.0",resource="gpu.intel.com/i915"} 1"#,
+            r#"kubenpu_unallocated_ioctl_total{pod="debug",namespace="ml",container="main",device="0000:03:00.0",vendor="i915",kind="submit"} 7"#,
+            "kubenpu_allocation_up 0",
+            "kubenpu_allocation_fresh 1",
+            "kubenpu_allocation_last_sync_timestamp_seconds 1700000000.0",
+            r#"kubenpu_allocation_errors_total{reason="rate_limited"} 2"#,
+            r#"kubenpu_allocation_unmapped_ids{resource="squat.ai/gpu"} 3"#,
+            "kubenpu_allocation_invalid_cdi_specs 1",
+        ] {
+            assert!(text.lines().any(|l| l == line), "no {line:?} in\n{text}");
+        }
+        // The per-pod series are the same with or without the join.
+        let without = render(snapshot(), Format::Text);
+        let per_pod = |text: &str| -> Vec<String> {
+            text.lines()
+                .filter(|l| l.starts_with("kubenpu_ioctl_total{"))
+                .map(str::to_owned)
+                .collect()
+        };
+        assert_eq!(per_pod(&text), per_pod(&without));
+        assert!(!without.contains("kubenpu_allocation"));
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! an endless loop in milliseconds.
 
 use kubenpu_sdk::{
-    Description, FieldSpec, Kind, PciId, Phase, SizeSpec, TableEntry, UsageNamesSpec,
+    AllocatorsSpec, Description, FieldSpec, Ids, Kind, PciId, Phase, SizeSpec, TableEntry,
+    UsageNamesSpec,
 };
 use wasmtime::{
     Engine, ResourceLimiter, Store, StoreLimits, StoreLimitsBuilder,
@@ -13,9 +14,23 @@ use wasmtime::{
 
 use super::{PluginError, engine};
 
-/// Host bindings generated from `wit/vendor.wit` (0.3.0).
+/// Host bindings generated from `wit/vendor.wit` (0.4.0).
 mod bindings {
     wasmtime::component::bindgen!({ world: "vendor", path: "../wit" });
+}
+
+/// Host bindings of the frozen 0.3.0 package, for plugins built before
+/// 0.4.0: the same world without `allocators`. Its interfaces are the
+/// current ones, so the current bindings' types serve both.
+mod bindings_0_3 {
+    wasmtime::component::bindgen!({
+        world: "vendor",
+        path: "../wit/0.3.0",
+        with: {
+            "kubenpu:vendor/types@0.3.0": super::bindings::kubenpu::vendor::types,
+            "kubenpu:vendor/usage@0.3.0": super::bindings::kubenpu::vendor::usage,
+        },
+    });
 }
 
 /// Host bindings of the frozen 0.2.0 package, for plugins built before
@@ -62,6 +77,7 @@ pub struct Compiled {
 #[derive(Clone)]
 enum Pre {
     Current(VendorPre<Limits>),
+    V0_3(bindings_0_3::VendorPre<Limits>),
     V0_2(bindings_0_2::VendorPre<Limits>),
     V0_1(bindings_0_1::VendorPre<Limits>),
 }
@@ -115,8 +131,9 @@ impl Sandbox {
         // of none is reported against the current one.
         let pre = match VendorPre::new(pre.clone()) {
             Ok(current) => Pre::Current(current),
-            Err(e) => bindings_0_2::VendorPre::new(pre.clone())
-                .map(Pre::V0_2)
+            Err(e) => bindings_0_3::VendorPre::new(pre.clone())
+                .map(Pre::V0_3)
+                .or_else(|_| bindings_0_2::VendorPre::new(pre.clone()).map(Pre::V0_2))
                 .or_else(|_| bindings_0_1::VendorPre::new(pre).map(Pre::V0_1))
                 .map_err(|_| PluginError::Exports(one_line(&e)))?,
         };
@@ -168,6 +185,7 @@ impl ResourceLimiter for Limits {
 /// An instance of one of the world's versions.
 enum Instance {
     Current(Vendor),
+    V0_3(bindings_0_3::Vendor),
     V0_2(bindings_0_2::Vendor),
     V0_1(bindings_0_1::Vendor),
 }
@@ -190,6 +208,7 @@ impl Compiled {
         let mut store = Store::new(
             match &self.pre {
                 Pre::Current(pre) => pre.engine(),
+                Pre::V0_3(pre) => pre.engine(),
                 Pre::V0_2(pre) => pre.engine(),
                 Pre::V0_1(pre) => pre.engine(),
             },
@@ -203,6 +222,7 @@ impl Compiled {
             .set_fuel(FUEL_PER_CALL)
             .and_then(|()| match &self.pre {
                 Pre::Current(pre) => pre.instantiate(&mut store).map(Instance::Current),
+                Pre::V0_3(pre) => pre.instantiate(&mut store).map(Instance::V0_3),
                 Pre::V0_2(pre) => pre.instantiate(&mut store).map(Instance::V0_2),
                 Pre::V0_1(pre) => pre.instantiate(&mut store).map(Instance::V0_1),
             })
@@ -214,25 +234,34 @@ impl Compiled {
     }
 
     /// The plugin's description, unvalidated, with the sizes its alloc
-    /// entries declare (none from a 0.1.0 plugin) and its usage names
-    /// (none before 0.3.0).
+    /// entries declare (none from a 0.1.0 plugin), its usage names (none
+    /// before 0.3.0) and its allocators (none before 0.4.0).
     pub fn describe(&self) -> Result<Description, PluginError> {
         // One instance, one fuel budget, for every call.
-        let (d, sizes, names) = self.call("describe", |v, s| match v {
+        let (d, sizes, names, allocators) = self.call("describe", |v, s| match v {
             Instance::Current(v) => Ok((
                 v.call_describe(&mut *s)?,
                 v.call_alloc_sizes(&mut *s)?,
+                usage_names(v.call_usage_names(&mut *s)?),
+                allocators_spec(v.call_allocators(s)?),
+            )),
+            Instance::V0_3(v) => Ok((
+                v.call_describe(&mut *s)?,
+                v.call_alloc_sizes(&mut *s)?,
                 usage_names(v.call_usage_names(s)?),
+                AllocatorsSpec::default(),
             )),
             Instance::V0_2(v) => Ok((
                 v.call_describe(&mut *s)?,
                 v.call_alloc_sizes(s)?,
                 UsageNamesSpec::default(),
+                AllocatorsSpec::default(),
             )),
             Instance::V0_1(v) => Ok((
                 from_0_1(v.call_describe(s)?),
                 Vec::new(),
                 UsageNamesSpec::default(),
+                AllocatorsSpec::default(),
             )),
         })?;
         let size_of = |nr: u8| sizes.iter().find(|s| s.nr == nr).map(size_spec);
@@ -256,6 +285,7 @@ impl Compiled {
             drivers: d.drivers,
             ioctls,
             usage_names: names,
+            allocators,
         })
     }
 
@@ -272,6 +302,7 @@ impl Compiled {
         };
         self.call("matches", |v, s| match v {
             Instance::Current(v) => v.call_matches(s, &device),
+            Instance::V0_3(v) => v.call_matches(s, &device),
             Instance::V0_2(v) => v.call_matches(s, &device),
             Instance::V0_1(v) => v.call_matches(s, &device_0_1(&device)),
         })
@@ -281,6 +312,7 @@ impl Compiled {
     pub fn product_name(&self, id: PciId) -> Result<Option<String>, PluginError> {
         self.call("product-name", |v, s| match v {
             Instance::Current(v) => v.call_product_name(s, wit_pci_id(id)),
+            Instance::V0_3(v) => v.call_product_name(s, wit_pci_id(id)),
             Instance::V0_2(v) => v.call_product_name(s, wit_pci_id(id)),
             Instance::V0_1(v) => v.call_product_name(s, pci_id_0_1(wit_pci_id(id))),
         })
@@ -337,6 +369,31 @@ fn usage_names(names: bindings::kubenpu::vendor::usage::UsageNames) -> UsageName
     UsageNamesSpec {
         engines: pairs(names.engines),
         regions: pairs(names.regions),
+    }
+}
+
+fn allocators_spec(
+    allocators: bindings::kubenpu::vendor::allocation::Allocators,
+) -> AllocatorsSpec {
+    use bindings::kubenpu::vendor::allocation::{Allocator, Ids as WitIds};
+    let pairs = |list: Vec<Allocator>| {
+        list.into_iter()
+            .map(|a| {
+                let ids = match a.ids {
+                    WitIds::CardNode => Ids::CardNode,
+                    WitIds::AccelNode => Ids::AccelNode,
+                    WitIds::PciAddress => Ids::PciAddress,
+                    WitIds::DashedPciAddress => Ids::DashedPciAddress,
+                    WitIds::CardRender => Ids::CardRender,
+                    WitIds::EveryDevice => Ids::EveryDevice,
+                };
+                (a.name, ids)
+            })
+            .collect()
+    };
+    AllocatorsSpec {
+        device_plugins: pairs(allocators.device_plugins),
+        dra_drivers: pairs(allocators.dra_drivers),
     }
 }
 

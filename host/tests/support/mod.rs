@@ -7,6 +7,7 @@
 )]
 
 pub mod guest;
+pub mod steps;
 pub mod sysfs;
 
 /// Declares each `$test` once per kernel of the list, as `$test::sid` and
@@ -36,12 +37,14 @@ use std::{
 };
 
 /// The crates under `tests/plugins`, by directory name.
-pub const TEST_PLUGINS: [&str; 10] = [
+pub const TEST_PLUGINS: [&str; 12] = [
     "acme",
+    "bochs-alloc",
     "bomb",
     "conflicting-kinds",
     "legacy-0-1",
     "legacy-0-2",
+    "legacy-0-3",
     "no-drivers",
     "numbered",
     "spin",

@@ -129,6 +129,47 @@ fn the_options_install_the_same_agent_everywhere() {
     );
 }
 
+/// Without the allocation join (here beside fdinfo, whose arguments come
+/// after its), the three paths mount neither kubelet's directory nor the
+/// CDI directories, and say --no-allocation; with it, both are read only.
+#[test]
+fn without_the_allocation_join_nothing_of_kubelets_is_mounted() {
+    let tools = Tools::find().unwrap();
+    let helm_off = helm(
+        &tools,
+        &[
+            "--set",
+            "allocation.enabled=false",
+            "--set",
+            "fdinfo.enabled=true",
+        ],
+    )
+    .unwrap();
+    let kustomize = kustomize(&tools, &["no-allocation", "fdinfo"]).unwrap();
+    let tanka =
+        tanka(&json!({"allocation": {"enabled": false}, "fdinfo": {"enabled": true}})).unwrap();
+    assert_same_as_helm(
+        &helm_off,
+        &[("kustomize", &kustomize), ("tanka", &tanka)],
+        &["Service"],
+    );
+    let pod = &agent(&helm_off)["pod"];
+    let args = pod["containers"][0]["args"].as_array().unwrap();
+    assert!(args.contains(&json!("--no-allocation")), "{pod}");
+    for absent in ["pod-resources", "cdi", "kubelet"] {
+        assert!(!pod.to_string().contains(absent), "{absent} in {pod}");
+    }
+    let pod = &agent(&helm(&tools, &[]).unwrap())["pod"];
+    let mounts = pod["containers"][0]["volumeMounts"].as_array().unwrap();
+    for name in ["pod-resources", "cdi-0", "cdi-1"] {
+        let mount = mounts
+            .iter()
+            .find(|m| m["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {pod}"));
+        assert_eq!(mount["readOnly"], true, "{mount}");
+    }
+}
+
 /// Every option of the chart has the same effect in Tanka's `_config`.
 #[test]
 fn every_option_means_the_same_in_helm_and_tanka() {

@@ -120,6 +120,8 @@ fn kustomize_base_and_components_render_and_validate() {
         ]
     );
     validate(&tools, &all, NEWEST).unwrap();
+    let without_allocation = kustomize(&tools, &["no-allocation"]).unwrap();
+    validate(&tools, &without_allocation, OLDEST).unwrap();
 }
 
 #[test]

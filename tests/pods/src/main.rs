@@ -6,6 +6,7 @@
 //! kubenpu-pods image --dir D --name N --binary B [--entrypoint ...]
 //! kubenpu-pods pod --dir D --pod NS/NAME/UID --container NAME=COMMAND... [--device P] [--mount H:C]
 //! kubenpu-pods remove --dir D SANDBOX
+//! kubenpu-pods podresources --socket S --state F --calls L   kubelet's PodResources API until SIGTERM
 //! ```
 
 use std::{path::PathBuf, process::ExitCode};
@@ -60,6 +61,17 @@ enum Command {
         /// HOST:CONTAINER, a directory mounted into every container.
         #[arg(long = "mount")]
         mounts: Vec<String>,
+    },
+    /// Serve kubelet's PodResources API on --socket, answering from the
+    /// JSON file --state (read on every call), until SIGTERM or SIGINT.
+    Podresources {
+        #[arg(long)]
+        socket: PathBuf,
+        #[arg(long)]
+        state: PathBuf,
+        /// Each call is appended here, one line each.
+        #[arg(long)]
+        calls: PathBuf,
     },
     /// Stop and remove a pod.
     Remove {
@@ -160,6 +172,21 @@ async fn run(command: Command) -> anyhow::Result<()> {
                 kubelet.run_container(&sandbox, &pod, &spec).await?;
             }
             println!("{sandbox}");
+        }
+        Command::Podresources {
+            socket,
+            state,
+            calls,
+        } => {
+            let mut terminate =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+            let stop = async move {
+                tokio::select! {
+                    _ = terminate.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            };
+            kubenpu_pods::podresources::serve(&socket, state, calls, stop).await?;
         }
         Command::Remove { dir, sandbox } => {
             let mut kubelet = Kubelet::connect(&Containerd::attach(&dir)?.socket()).await?;

@@ -5,7 +5,7 @@
 //! checks every entry against it.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Ioctl, PciId, Product, Size, UsageNames, Vendor, drm};
+use kubenpu_sdk::{Allocators, Ids, Ioctl, PciId, Product, Size, UsageNames, Vendor, drm};
 
 /// The vendor's table.
 pub const VENDOR: Vendor = Vendor {
@@ -54,6 +54,12 @@ pub const VENDOR: Vendor = Vendor {
     usage_names: UsageNames {
         engines: &[("gfx", "render"), ("dma", "copy")],
         regions: &[("cpu", "system")],
+    },
+    // AMD's GPU device plugin names GPUs by PCI address; its DRA driver
+    // by card and render node numbers (gpu-1-129).
+    allocators: Allocators {
+        device_plugins: &[("amd.com/gpu", Ids::PciAddress)],
+        dra_drivers: &[("gpu.amd.com", Ids::CardRender)],
     },
 };
 

@@ -5,7 +5,7 @@
 //! with enum constants; the unit test checks every entry against it.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Ioctl, Size, UsageNames, Vendor, drm};
+use kubenpu_sdk::{Allocators, Ioctl, Size, UsageNames, Vendor, drm};
 
 /// The vendor's table.
 pub const VENDOR: Vendor = Vendor {
@@ -28,6 +28,7 @@ pub const VENDOR: Vendor = Vendor {
         Ioctl::wait("DRM_IOCTL_ETHOSU_BO_WAIT", drm::command(0x02)),
     ],
     usage_names: UsageNames::KERNEL,
+    allocators: Allocators::NONE,
 };
 
 kubenpu_sdk::export_vendor!(VENDOR);

@@ -5,7 +5,7 @@
 //! since v4.10); the unit test checks every entry against it.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Ioctl, Size, UsageNames, Vendor, drm};
+use kubenpu_sdk::{Allocators, Ioctl, Size, UsageNames, Vendor, drm};
 
 /// The vendor's table.
 pub const VENDOR: Vendor = Vendor {
@@ -33,6 +33,7 @@ pub const VENDOR: Vendor = Vendor {
         Ioctl::wait("DRM_IOCTL_ETNAVIV_GEM_CPU_PREP", drm::command(0x04)),
     ],
     usage_names: UsageNames::KERNEL,
+    allocators: Allocators::NONE,
 };
 
 kubenpu_sdk::export_vendor!(VENDOR);

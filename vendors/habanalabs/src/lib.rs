@@ -5,7 +5,7 @@
 //! checks every entry against it.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Field, Ioctl, PciId, Product, Size, UsageNames, Vendor, drm};
+use kubenpu_sdk::{Allocators, Field, Ioctl, PciId, Product, Size, UsageNames, Vendor, drm};
 
 /// The vendor's table.
 pub const VENDOR: Vendor = Vendor {
@@ -41,6 +41,7 @@ pub const VENDOR: Vendor = Vendor {
         Ioctl::wait("DRM_IOCTL_HL_WAIT_CS", drm::command(0x03)),
     ],
     usage_names: UsageNames::KERNEL,
+    allocators: Allocators::NONE,
 };
 
 kubenpu_sdk::export_vendor!(VENDOR);

@@ -5,7 +5,7 @@
 //! checks every entry against it.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Ioctl, PciId, Product, Size, UsageNames, Vendor, drm};
+use kubenpu_sdk::{Allocators, Ids, Ioctl, PciId, Product, Size, UsageNames, Vendor, drm};
 
 /// The vendor's table.
 pub const VENDOR: Vendor = Vendor {
@@ -61,6 +61,17 @@ pub const VENDOR: Vendor = Vendor {
             ("stolen-system0", "stolen"),
             ("stolen-local0", "stolen"),
         ],
+    },
+    // Intel's GPU device plugin names cards (card0-1: card 0, share 1),
+    // its monitoring resource every GPU; its DRA driver names devices by
+    // PCI address.
+    allocators: Allocators {
+        device_plugins: &[
+            ("gpu.intel.com/i915", Ids::CardNode),
+            ("gpu.intel.com/monitoring", Ids::EveryDevice),
+            ("gpu.intel.com/i915_monitoring", Ids::EveryDevice),
+        ],
+        dra_drivers: &[("gpu.intel.com", Ids::DashedPciAddress)],
     },
 };
 

@@ -5,7 +5,7 @@
 //! checks every entry against it.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Ioctl, PciId, Product, Size, UsageNames, Vendor, drm};
+use kubenpu_sdk::{Allocators, Ids, Ioctl, PciId, Product, Size, UsageNames, Vendor, drm};
 
 /// The vendor's table.
 pub const VENDOR: Vendor = Vendor {
@@ -43,6 +43,11 @@ pub const VENDOR: Vendor = Vendor {
         Ioctl::wait("DRM_IOCTL_IVPU_BO_WAIT", drm::command(0x06)),
     ],
     usage_names: UsageNames::KERNEL,
+    // Intel's NPU device plugin names accel nodes (accel0-0).
+    allocators: Allocators {
+        device_plugins: &[("npu.intel.com/accel", Ids::AccelNode)],
+        dra_drivers: &[],
+    },
 };
 
 kubenpu_sdk::export_vendor!(VENDOR);

@@ -6,7 +6,7 @@
 //! it.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Ioctl, Size, UsageNames, Vendor, drm};
+use kubenpu_sdk::{Allocators, Ioctl, Size, UsageNames, Vendor, drm};
 
 /// The vendor's table.
 pub const VENDOR: Vendor = Vendor {
@@ -33,6 +33,7 @@ pub const VENDOR: Vendor = Vendor {
         drm::SYNCOBJ_TIMELINE_WAIT,
     ],
     usage_names: UsageNames::KERNEL,
+    allocators: Allocators::NONE,
 };
 
 kubenpu_sdk::export_vendor!(VENDOR);

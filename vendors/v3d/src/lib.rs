@@ -5,7 +5,7 @@
 //! checks every entry against it.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Ioctl, Size, UsageNames, Vendor, drm};
+use kubenpu_sdk::{Allocators, Ioctl, Size, UsageNames, Vendor, drm};
 
 /// The vendor's table.
 pub const VENDOR: Vendor = Vendor {
@@ -37,6 +37,7 @@ pub const VENDOR: Vendor = Vendor {
         engines: &[("csd", "compute")],
         regions: &[],
     },
+    allocators: Allocators::NONE,
 };
 
 kubenpu_sdk::export_vendor!(VENDOR);

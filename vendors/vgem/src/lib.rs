@@ -5,7 +5,7 @@
 //! checks every entry against it.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Ioctl, UsageNames, Vendor, drm};
+use kubenpu_sdk::{Allocators, Ioctl, UsageNames, Vendor, drm};
 
 /// The vendor's table.
 pub const VENDOR: Vendor = Vendor {
@@ -20,6 +20,7 @@ pub const VENDOR: Vendor = Vendor {
         drm::MODE_CREATE_DUMB,
     ],
     usage_names: UsageNames::KERNEL,
+    allocators: Allocators::NONE,
 };
 
 kubenpu_sdk::export_vendor!(VENDOR);

@@ -5,7 +5,7 @@
 //! checks every entry against it.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Ioctl, PciId, Product, Size, UsageNames, Vendor, drm};
+use kubenpu_sdk::{Allocators, Ids, Ioctl, PciId, Product, Size, UsageNames, Vendor, drm};
 
 /// The vendor's table.
 pub const VENDOR: Vendor = Vendor {
@@ -41,6 +41,17 @@ pub const VENDOR: Vendor = Vendor {
             ("ccs", "compute"),
         ],
         regions: &[],
+    },
+    // Intel's GPU device plugin names cards (card0-1: card 0, share 1),
+    // its monitoring resource every GPU; its DRA driver names devices by
+    // PCI address.
+    allocators: Allocators {
+        device_plugins: &[
+            ("gpu.intel.com/xe", Ids::CardNode),
+            ("gpu.intel.com/monitoring", Ids::EveryDevice),
+            ("gpu.intel.com/xe_monitoring", Ids::EveryDevice),
+        ],
+        dra_drivers: &[("gpu.intel.com", Ids::DashedPciAddress)],
     },
 };
 

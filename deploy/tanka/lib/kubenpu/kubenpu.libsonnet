@@ -38,7 +38,7 @@
     for key in ['habana.ai/gaudi', 'qualcomm.com/qaic', 'npu.intel.com/accel']
   ],
   local tolerations = c.tolerations + (if c.accel.enabled then accelTolerations else []),
-  local hostPath(name, path) = { name: name, hostPath: { path: path, type: 'Directory' } },
+  local hostPath(name, path, type='Directory') = { name: name, hostPath: { path: path, type: type } },
   local mount(name, path, readOnly=true) = { name: name, mountPath: path } + (if readOnly then { readOnly: true } else {}),
   local nonEmpty(key, value) = if std.length(value) > 0 then { [key]: value } else {},
 
@@ -99,6 +99,11 @@
               '--series-grace=' + c.agent.seriesGrace,
               '--max-counters=%d' % c.agent.maxCounters,
             ] + (if c.agent.excludeOutsidePods then ['--exclude-outside-pods'] else [])
+            + (if c.allocation.enabled then [
+                 '--pod-resources-socket=/host/pod-resources/kubelet.sock',
+                 '--allocation-interval=' + c.allocation.interval,
+               ] + ['--cdi-dir=/host/cdi/%d' % i for i in std.range(0, std.length(c.allocation.cdiDirs) - 1)]
+               else ['--no-allocation'])
             + (if c.fdinfo.enabled then ['--fdinfo', '--fdinfo-interval=' + c.fdinfo.interval] else [])
             + c.agent.extraArgs,
             env: [{ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],
@@ -119,7 +124,11 @@
               mount('cgroup', '/host/cgroup'),
               mount('bpffs', '/host/bpf', readOnly=false),
               mount('cri', '/host/cri'),
-            ] + (if pluginsVolume != null then [mount('plugins', '/usr/lib/kubenpu/plugins')] else []),
+            ] + (if pluginsVolume != null then [mount('plugins', '/usr/lib/kubenpu/plugins')] else [])
+            + (if c.allocation.enabled then [mount('pod-resources', '/host/pod-resources')] + [
+                 mount('cdi-%d' % i, '/host/cdi/%d' % i)
+                 for i in std.range(0, std.length(c.allocation.cdiDirs) - 1)
+               ] else []),
           }],
           volumes: [
             hostPath('sys', '/sys'),
@@ -127,7 +136,11 @@
             hostPath('cgroup', c.cgroupRoot),
             hostPath('bpffs', c.bpffs),
             hostPath('cri', socketDir),
-          ] + (if pluginsVolume != null then [pluginsVolume] else []),
+          ] + (if pluginsVolume != null then [pluginsVolume] else [])
+          + (if c.allocation.enabled then [hostPath('pod-resources', c.allocation.kubeletRootDir + '/pod-resources')] + [
+               hostPath('cdi-%d' % i, c.allocation.cdiDirs[i], type='DirectoryOrCreate')
+               for i in std.range(0, std.length(c.allocation.cdiDirs) - 1)
+             ] else []),
         }
         + (if c.fdinfo.enabled then { hostPID: true } else {})
         + nonEmpty('priorityClassName', c.priorityClassName)

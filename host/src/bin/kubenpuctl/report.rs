@@ -118,6 +118,11 @@ struct PluginRow<'a> {
     engine_names: BTreeMap<&'a str, &'a str>,
     /// Memory regions likewise.
     region_names: BTreeMap<&'a str, &'a str>,
+    /// Device plugins' resources handing out its devices, to the form of
+    /// their IDs.
+    device_plugins: BTreeMap<&'a str, &'static str>,
+    /// DRA drivers likewise.
+    dra_drivers: BTreeMap<&'a str, &'static str>,
 }
 
 /// `kernel=shown, ...`.
@@ -149,7 +154,16 @@ fn plugin_row(plugin: &Plugin) -> PluginRow<'_> {
             .collect(),
         engine_names: pairs(&d.usage_names.engines),
         region_names: pairs(&d.usage_names.regions),
+        device_plugins: id_forms(&d.allocators.device_plugins),
+        dra_drivers: id_forms(&d.allocators.dra_drivers),
     }
+}
+
+fn id_forms(allocators: &[(String, kubenpu_sdk::Ids)]) -> BTreeMap<&str, &'static str> {
+    allocators
+        .iter()
+        .map(|(name, ids)| (name.as_str(), ids.as_str()))
+        .collect()
 }
 
 fn pairs(renames: &[(String, String)]) -> BTreeMap<&str, &str> {
@@ -176,6 +190,8 @@ pub fn plugins(plugins: &[Arc<Plugin>], format: Format) -> String {
         for (what, renames) in [
             ("engines", &row.engine_names),
             ("regions", &row.region_names),
+            ("device plugins", &row.device_plugins),
+            ("DRA drivers", &row.dra_drivers),
         ] {
             if !renames.is_empty() {
                 let _ = writeln!(out, "  {what}: {}", renames_text(renames));

@@ -2,7 +2,7 @@
 //! add, replace and remove it.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Ioctl, UsageNames, Vendor, drm};
+use kubenpu_sdk::{Allocators, Ioctl, UsageNames, Vendor, drm};
 
 /// A made-up vendor claiming the made-up driver `acme_drv`.
 pub const VENDOR: Vendor = Vendor {
@@ -16,6 +16,7 @@ pub const VENDOR: Vendor = Vendor {
         drm::SYNCOBJ_WAIT,
     ],
     usage_names: UsageNames::KERNEL,
+    allocators: Allocators::NONE,
 };
 
 kubenpu_sdk::export_vendor!(VENDOR);

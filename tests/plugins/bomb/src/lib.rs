@@ -35,6 +35,10 @@ mod component {
         fn usage_names() -> kubenpu_sdk::guest::UsageNames {
             kubenpu_sdk::guest::usage_names(&kubenpu_sdk::UsageNames::KERNEL)
         }
+
+        fn allocators() -> kubenpu_sdk::guest::Allocators {
+            kubenpu_sdk::guest::allocators(&kubenpu_sdk::Allocators::NONE)
+        }
     }
 
     kubenpu_sdk::export_component!(Bomb);

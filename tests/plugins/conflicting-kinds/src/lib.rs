@@ -2,7 +2,7 @@
 //! reject it.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Ioctl, UsageNames, Vendor, drm};
+use kubenpu_sdk::{Allocators, Ioctl, UsageNames, Vendor, drm};
 
 /// Two entries share nr 0x41 with different kinds.
 pub const VENDOR: Vendor = Vendor {
@@ -16,6 +16,7 @@ pub const VENDOR: Vendor = Vendor {
         Ioctl::wait("DRM_IOCTL_CONFLICTING_WAIT", drm::command(0x01)),
     ],
     usage_names: UsageNames::KERNEL,
+    allocators: Allocators::NONE,
 };
 
 kubenpu_sdk::export_vendor!(VENDOR);

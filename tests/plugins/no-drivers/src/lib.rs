@@ -1,7 +1,7 @@
 //! A vendor that claims no driver: the agent must reject it.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Ioctl, UsageNames, Vendor, drm};
+use kubenpu_sdk::{Allocators, Ioctl, UsageNames, Vendor, drm};
 
 /// An empty driver list.
 pub const VENDOR: Vendor = Vendor {
@@ -15,6 +15,7 @@ pub const VENDOR: Vendor = Vendor {
         drm::command(0x00),
     )],
     usage_names: UsageNames::KERNEL,
+    allocators: Allocators::NONE,
 };
 
 kubenpu_sdk::export_vendor!(VENDOR);

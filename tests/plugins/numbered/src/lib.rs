@@ -10,7 +10,7 @@ mod component {
     use alloc::{format, string::String, vec};
 
     use kubenpu_sdk::{
-        Ioctl, UsageNames, Vendor, drm,
+        Allocators, Ioctl, UsageNames, Vendor, drm,
         guest::{self, AllocSize, Description, Device, Guest, OwnedString, OwnedVec, PciId},
     };
 
@@ -30,6 +30,7 @@ mod component {
             drm::command(0x00),
         )],
         usage_names: UsageNames::KERNEL,
+        allocators: Allocators::NONE,
     };
 
     struct Numbered;
@@ -59,6 +60,10 @@ mod component {
 
         fn usage_names() -> kubenpu_sdk::guest::UsageNames {
             guest::usage_names(&VENDOR.usage_names)
+        }
+
+        fn allocators() -> kubenpu_sdk::guest::Allocators {
+            guest::allocators(&VENDOR.allocators)
         }
     }
 

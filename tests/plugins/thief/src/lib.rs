@@ -2,7 +2,7 @@
 //! vendor already claims: the agent must reject it and keep the built-in.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Ioctl, UsageNames, Vendor, drm};
+use kubenpu_sdk::{Allocators, Ioctl, UsageNames, Vendor, drm};
 
 /// Claims a driver that is taken.
 pub const VENDOR: Vendor = Vendor {
@@ -13,6 +13,7 @@ pub const VENDOR: Vendor = Vendor {
     products: &[],
     ioctls: &[Ioctl::submit("DRM_IOCTL_THIEF_SUBMIT", drm::command(0x00))],
     usage_names: UsageNames::KERNEL,
+    allocators: Allocators::NONE,
 };
 
 kubenpu_sdk::export_vendor!(VENDOR);

@@ -4,7 +4,7 @@
 //! counted for vgem change.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Ioctl, UsageNames, Vendor, drm};
+use kubenpu_sdk::{Allocators, Ioctl, UsageNames, Vendor, drm};
 
 /// vgem, counting only `DRM_IOCTL_VGEM_FENCE_SIGNAL`.
 pub const VENDOR: Vendor = Vendor {
@@ -18,6 +18,7 @@ pub const VENDOR: Vendor = Vendor {
         drm::command(0x02),
     )],
     usage_names: UsageNames::KERNEL,
+    allocators: Allocators::NONE,
 };
 
 kubenpu_sdk::export_vendor!(VENDOR);

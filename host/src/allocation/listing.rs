@@ -1,0 +1,129 @@
+//! What kubelet says each container was given, in the agent's terms: the
+//! device plugins' resource names and IDs as listed, and DRA claims with
+//! the device numbers their CDI devices put in the container.
+
+use std::{collections::HashMap, time::Instant};
+
+use crate::{attribution::Owner, discovery::DevNum};
+
+use super::podresources::v1;
+
+/// One container's allocation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Container {
+    /// Its namespace, pod and container name.
+    pub owner: Owner,
+    /// Its pod's UID, from the container runtime (kubelet's list has
+    /// none): names are reused, UIDs are not.
+    pub pod_uid: String,
+    /// When kubelet said so (by `List`, or by `Get` for its pod).
+    pub seen_at: Instant,
+    /// Devices from device plugins, per resource.
+    pub plugin_devices: Vec<PluginDevices>,
+    /// Devices from DRA claims.
+    pub claimed: Vec<Claimed>,
+}
+
+/// The IDs a device plugin allocated under one resource name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginDevices {
+    /// The extended resource, e.g. `gpu.intel.com/i915`.
+    pub resource: String,
+    /// The plugin's own IDs, e.g. `card0-1`.
+    pub ids: Vec<String>,
+}
+
+/// One device of a DRA claim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claimed {
+    /// `namespace/name` of the claim.
+    pub claim: String,
+    /// The DRA driver, e.g. `gpu.intel.com`.
+    pub driver: String,
+    /// The driver's name for the device, e.g. `0000-03-00-0-0x56a0`.
+    pub device: String,
+    /// The device numbers its CDI devices give the container; `None` if
+    /// it names none or a CDI device no spec defines (any more).
+    pub nodes: Option<Vec<DevNum>>,
+}
+
+/// A pod as kubelet described it, and when.
+#[derive(Debug, Clone)]
+pub struct Fetched {
+    /// kubelet's answer.
+    pub pod: v1::PodResources,
+    /// When it came.
+    pub at: Instant,
+}
+
+/// The containers of `pods` that run now, with the UID `uid_of` gives
+/// their pod (`None`: not running, such as a finished pod an older
+/// kubelet still lists), their CDI devices looked up in `cdi`.
+pub fn containers<'a>(
+    pods: &[Fetched],
+    uid_of: impl Fn(&str, &str) -> Option<&'a str>,
+    cdi: &HashMap<String, Vec<DevNum>>,
+) -> Vec<Container> {
+    pods.iter()
+        .filter_map(|fetched| {
+            Some((
+                &fetched.pod,
+                fetched.at,
+                uid_of(&fetched.pod.namespace, &fetched.pod.name)?,
+            ))
+        })
+        .flat_map(|(pod, seen_at, uid)| {
+            pod.containers.iter().map(move |c| Container {
+                owner: Owner {
+                    namespace: pod.namespace.clone(),
+                    pod: pod.name.clone(),
+                    container: c.name.clone(),
+                },
+                pod_uid: uid.to_owned(),
+                seen_at,
+                plugin_devices: c
+                    .devices
+                    .iter()
+                    .map(|d| PluginDevices {
+                        resource: d.resource_name.clone(),
+                        ids: d.device_ids.clone(),
+                    })
+                    .collect(),
+                claimed: c
+                    .dynamic_resources
+                    .iter()
+                    .flat_map(|claim| {
+                        let name = format!("{}/{}", claim.claim_namespace, claim.claim_name);
+                        claim.claim_resources.iter().map(move |r| Claimed {
+                            claim: name.clone(),
+                            driver: r.driver_name.clone(),
+                            device: r.device_name.clone(),
+                            nodes: cdi_nodes(&r.cdi_devices, cdi),
+                        })
+                    })
+                    .collect(),
+            })
+        })
+        .collect()
+}
+
+fn cdi_nodes(names: &[v1::CdiDevice], cdi: &HashMap<String, Vec<DevNum>>) -> Option<Vec<DevNum>> {
+    if names.is_empty() {
+        return None;
+    }
+    let mut nodes = Vec::new();
+    for name in names {
+        nodes.extend(cdi.get(&name.name)?);
+    }
+    Some(nodes)
+}
+
+/// Every CDI device name `pods` refer to.
+pub fn cdi_names(pods: &[Fetched]) -> impl Iterator<Item = &str> {
+    pods.iter()
+        .flat_map(|f| &f.pod.containers)
+        .flat_map(|c| &c.dynamic_resources)
+        .flat_map(|d| &d.claim_resources)
+        .flat_map(|r| &r.cdi_devices)
+        .map(|d| d.name.as_str())
+}

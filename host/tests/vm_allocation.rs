@@ -1,0 +1,535 @@
+//! Allocation against use, in the VM on the newest kernel, against a real
+//! containerd and real DRM devices: which devices kubelet gave each
+//! container, which holders are idle, and which calls went to a device
+//! nobody gave the caller, exactly.
+//!
+//! kubelet cannot be installed here, so `kubenpu-pods podresources`
+//! stands in for its PodResources server: the real protocol, from the
+//! agent's vendored `api.proto`, on kubelet's socket path, answering from
+//! a state file this test rewrites. Everything else is real: the pods run
+//! on containerd through CRI, and their calls go to the VM's bochs
+//! display, which the `bochs-alloc` test plugin claims and gives made-up
+//! allocators (no real device plugin hands out bochs displays).
+
+#[macro_use]
+mod support;
+
+use std::{collections::BTreeMap, path::Path, time::Duration};
+
+use kubenpu_prometheus::{check_metrics, free_port};
+use kubenpu_vm::Kernel;
+use serde_json::{Value, json};
+use support::steps::{AbortOnPanic, Host, wait_until};
+
+/// The pods that run, by name, with the calls their one container makes
+/// (dumb buffer creations on the bochs display; 0 for none).
+const PODS: [(&str, u64); 8] = [
+    ("idle", 0),
+    ("share-a", 300),
+    ("share-b", 200),
+    ("debug", 500),
+    ("monitor", 100),
+    ("dra", 70),
+    ("dra-named", 30),
+    ("unknown", 40),
+];
+
+/// The guest script; `step NAME` waits for the test's checks.
+fn script() -> String {
+    let mut pods = String::new();
+    for (i, (name, calls)) in PODS.iter().enumerate() {
+        let work = if *calls == 0 {
+            "exec sleep 1000000".to_owned()
+        } else {
+            format!("kubenpu-workload $BOCHS:0xb2:{calls} > /out/{name}.json && exec sleep 1000000")
+        };
+        pods.push_str(&format!(
+            "run_pod {name} 00000000-0000-4000-8000-00000000000{i} \"{work}\"\n"
+        ));
+    }
+    format!(
+        r#"
+        echo alloc > /proc/sys/kernel/hostname
+        BOCHS=$(drm_node bochs-drm card)
+        mkdir -p /plugins /etc/cdi
+        cp /bochs-alloc.wasm /plugins/
+        basename "$BOCHS" > /shared/card
+        basename "$(readlink -f /sys/class/drm/$(basename "$BOCHS")/device)" > /shared/address
+        # A CDI spec with the display's host path and no numbers: the
+        # agent looks the node up.
+        echo '{{"cdiVersion":"0.6.0","kind":"kubenpu.test/display","devices":[{{"name":"bochs0","containerEdits":{{"deviceNodes":[{{"path":"/dev/dri/card9","hostPath":"'$BOCHS'"}}]}}}}]}}' > /etc/cdi/display.json
+        SOCKET=/var/lib/kubelet/pod-resources/kubelet.sock
+        start_kubelet() {{
+          kubenpu-pods podresources --socket $SOCKET --state /shared/state.json --calls /shared/calls > /tmp/kubelet.log 2>&1 &
+          KUBELET_PID=$!
+          tries=0
+          until [ -S $SOCKET ]; do
+            tries=$((tries + 1))
+            [ "$tries" -lt 300 ] || {{ cat /tmp/kubelet.log; fail "the test kubelet did not start"; }}
+            sleep 0.1
+          done
+        }}
+        run_pod() {{
+          kubenpu-pods pod --dir "$CRI_DIR" --pod ml/$1/$2 --image "$WORKLOAD_IMAGE" \
+            --device "$BOCHS" --mount /shared:/out --container "main=$3" > /dev/null \
+            || {{ tail -20 "$CRI_DIR/containerd.log"; fail "cannot run pod $1"; }}
+        }}
+        step booted
+        start_containerd
+        start_kubelet
+        AGENT_ARGS="--cri-socket $CRI_SOCKET --plugins-dir /plugins --allocation-interval 1s --rescan-interval 1s"
+        start_agent $AGENT_ARGS
+        {pods}
+        for pod in share-a share-b debug monitor dra dra-named unknown; do wait_file /shared/$pod.json; done
+        step running
+
+        rm /etc/cdi/display.json
+        echo 'kind: [unterminated' > /etc/cdi/broken.yaml
+        step cdi-changed
+
+        run_pod late 00000000-0000-4000-8000-000000000010 "sleep 1; kubenpu-workload $BOCHS:0xb2:60 > /out/late.json && exec sleep 1000000"
+        wait_file /shared/late.json
+        step got
+
+        run_pod later 00000000-0000-4000-8000-000000000011 "sleep 1; kubenpu-workload $BOCHS:0xb2:80 > /out/later.json && exec sleep 1000000"
+        wait_file /shared/later.json
+        step get-unimplemented
+
+        kill -TERM $KUBELET_PID
+        wait $KUBELET_PID || true
+        step kubelet-stopped
+        start_kubelet
+        step kubelet-restarted
+
+        kill -KILL $AGENT_PID
+        wait $AGENT_PID || true
+        start_agent $AGENT_ARGS
+        step agent-restarted
+
+        stop_agent
+        kill -TERM $KUBELET_PID $PODS_PID
+        cp $AGENT_LOG /shared/agent.log
+        "#
+    )
+}
+
+on_kernels!([sid => Sid]: allocations_join_what_kubelet_gave_with_what_pods_call);
+
+fn allocations_join_what_kubelet_gave_with_what_pods_call(kernel: Kernel) {
+    let dir = tempfile::tempdir().unwrap();
+    let shared = dir.path().to_owned();
+    let port = free_port().unwrap();
+    let vm = support::guest::with_containerd(support::guest::vm(kernel, &shared))
+        .device("bochs-display")
+        .module("bochs")
+        .file(
+            "/bochs-alloc.wasm",
+            0o644,
+            std::fs::read(support::test_plugin("bochs-alloc")).unwrap(),
+        )
+        .forward(port, 8080)
+        .timeout(Duration::from_secs(900));
+    let guest = std::thread::spawn(move || {
+        vm.run(&format!(
+            ". /drm.sh && . /agent.sh && . /pods.sh && {}",
+            script()
+        ))
+    });
+    let host = Host::new(shared.clone(), format!("127.0.0.1:{port}"), guest);
+    let _abort = AbortOnPanic(shared.join("abort"));
+
+    let display = std::cell::RefCell::new(Display::default());
+    host.step("booted", || {
+        let read = |name| {
+            std::fs::read_to_string(shared.join(name))
+                .unwrap()
+                .trim()
+                .to_owned()
+        };
+        *display.borrow_mut() = Display {
+            card: read("card"),
+            address: read("address"),
+        };
+        write_state(&shared, &state(&display.borrow(), &[], "ok", "ok"));
+    });
+    let display = display.into_inner();
+
+    // Each pod's calls are counted exactly, with or without the join; the
+    // join says who holds what, who is idle, and who calls a device that
+    // is not theirs.
+    host.step("running", || {
+        let settled = wait_until(Duration::from_secs(60), || {
+            let m = host.metrics();
+            holders(&m).len() == 6 && unallocated(&m).len() == 1
+        });
+        let m = host.metrics();
+        assert!(settled, "{m}");
+        check_metrics(&m).unwrap();
+        for (pod, calls) in PODS {
+            assert_eq!(
+                ioctls(&m).get(pod).copied().unwrap_or(0),
+                calls,
+                "{pod}: {m}"
+            );
+        }
+        let rows: Vec<(String, String, String, String)> = holders(&m)
+            .into_iter()
+            .map(|((pod, device, resource, source), idle)| {
+                assert_eq!(device, display.address);
+                (pod, resource, source, idle)
+            })
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                row("dra", "display.kubenpu.test", "dra", "0"),
+                row("dra-named", "display.kubenpu.test", "dra", "0"),
+                row("idle", "kubenpu.test/display", "device_plugin", "1"),
+                row("monitor", "kubenpu.test/monitoring", "device_plugin", "0"),
+                row("share-a", "kubenpu.test/display", "device_plugin", "0"),
+                row("share-b", "kubenpu.test/display", "device_plugin", "0"),
+            ],
+            "the finished pod kubelet still lists has no row:\n{m}"
+        );
+        // The debug pod was given nothing: every call counted as
+        // unallocated. The pod with an ID no rule resolves is not
+        // classified at all.
+        assert_eq!(
+            unallocated(&m),
+            BTreeMap::from([("debug".into(), 500)]),
+            "{m}"
+        );
+        assert!(
+            m.contains(r#"kubenpu_allocation_unmapped_ids{resource="squat.ai/display"} 1"#),
+            "{m}"
+        );
+        assert!(m.contains("kubenpu_allocation_up 1"), "{m}");
+        assert!(m.contains("kubenpu_allocation_fresh 1"), "{m}");
+        assert!(m.contains("kubenpu_allocation_invalid_cdi_specs 0"), "{m}");
+    });
+
+    // The claim's transient spec is removed while its container runs: it
+    // keeps its device. A malformed spec is reported, once.
+    host.step("cdi-changed", || {
+        assert!(
+            wait_until(Duration::from_secs(20), || host
+                .metrics()
+                .contains("kubenpu_allocation_invalid_cdi_specs 1")),
+            "{}",
+            host.metrics()
+        );
+        let m = host.metrics();
+        assert!(holders(&m).keys().any(|k| k.0 == "dra"), "{m}");
+        assert_eq!(
+            unallocated(&m),
+            BTreeMap::from([("debug".into(), 500)]),
+            "{m}"
+        );
+        // kubelet rate-limits List from now on; a new pod is asked for with Get.
+        write_state(
+            &shared,
+            &state(&display, &["late"], "resource_exhausted", "ok"),
+        );
+    });
+
+    // Only Get answers: the new pod is classified from it.
+    host.step("got", || {
+        let classified = wait_until(Duration::from_secs(20), || {
+            unallocated(&host.metrics()).get("late") == Some(&60)
+        });
+        let m = host.metrics();
+        assert!(classified, "{m}");
+        assert!(
+            calls(&shared).contains(&"Get ml/late ok".to_owned()),
+            "{:?}",
+            calls(&shared)
+        );
+        assert!(
+            counter(
+                &m,
+                r#"kubenpu_allocation_errors_total{reason="rate_limited"}"#
+            ) >= 1,
+            "{m}"
+        );
+        assert!(
+            wait_until(Duration::from_secs(10), || host
+                .metrics()
+                .contains("kubenpu_allocation_fresh 0")),
+            "List has failed for more than three intervals"
+        );
+        // Get is not implemented now: the agent falls back to List.
+        write_state(
+            &shared,
+            &state(
+                &display,
+                &["late", "later"],
+                "resource_exhausted",
+                "unimplemented",
+            ),
+        );
+    });
+    host.step("get-unimplemented", || {
+        assert!(
+            wait_until(Duration::from_secs(20), || calls(&shared)
+                .contains(&"Get ml/later unimplemented".to_owned())),
+            "{:?}",
+            calls(&shared)
+        );
+        assert_eq!(unallocated(&host.metrics()).get("later"), None);
+        write_state(
+            &shared,
+            &state(&display, &["late", "later"], "ok", "unimplemented"),
+        );
+        let classified = wait_until(Duration::from_secs(20), || {
+            unallocated(&host.metrics()).get("later") == Some(&80)
+        });
+        let m = host.metrics();
+        assert!(classified, "{m}");
+        assert_eq!(
+            counter(
+                &m,
+                r#"kubenpu_allocation_errors_total{reason="unimplemented"}"#
+            ),
+            1,
+            "{m}"
+        );
+        assert!(m.contains("kubenpu_allocation_fresh 1"), "{m}");
+        let gets = calls(&shared)
+            .iter()
+            .filter(|c| c.starts_with("Get"))
+            .count();
+        assert_eq!(gets, 2, "Get is not asked again once unimplemented");
+    });
+
+    // kubelet restarts: its socket goes and comes back. Meanwhile the rows
+    // are withheld; the counts, and the calls already classified, stay.
+    let expected = BTreeMap::from([
+        ("debug".to_owned(), 500),
+        ("late".to_owned(), 60),
+        ("later".to_owned(), 80),
+    ]);
+    host.step("kubelet-stopped", || {
+        let stale = wait_until(Duration::from_secs(20), || {
+            let m = host.metrics();
+            m.contains("kubenpu_allocation_fresh 0") && holders(&m).is_empty()
+        });
+        let m = host.metrics();
+        assert!(stale, "{m}");
+        assert!(m.contains("kubenpu_allocation_up 0"), "{m}");
+        assert!(
+            counter(&m, r#"kubenpu_allocation_errors_total{reason="absent"}"#) >= 1,
+            "{m}"
+        );
+        assert_eq!(unallocated(&m), expected, "{m}");
+        assert_eq!(ioctls(&m).get("debug"), Some(&500), "{m}");
+    });
+    host.step("kubelet-restarted", || {
+        let back = wait_until(Duration::from_secs(20), || {
+            holders(&host.metrics()).len() == 6
+        });
+        let m = host.metrics();
+        assert!(back, "{m}");
+        assert!(m.contains("kubenpu_allocation_up 1"), "{m}");
+        assert_eq!(unallocated(&m), expected, "{m}");
+    });
+
+    // A restarted agent classifies the running containers again, from the
+    // counts the kernel kept. The claim whose CDI spec went before it
+    // started, and whose device name follows no naming it knows, is
+    // unmapped now: not guessed.
+    host.step("agent-restarted", || {
+        let back = wait_until(Duration::from_secs(30), || {
+            unallocated(&host.metrics()) == expected
+        });
+        let m = host.metrics();
+        assert!(back, "{m}");
+        let pods: Vec<String> = holders(&m).into_keys().map(|k| k.0).collect();
+        assert_eq!(
+            pods,
+            ["dra-named", "idle", "monitor", "share-a", "share-b"],
+            "{m}"
+        );
+        assert!(
+            m.contains(r#"kubenpu_allocation_unmapped_ids{resource="display.kubenpu.test"} 1"#),
+            "{m}"
+        );
+        for (pod, calls) in PODS {
+            assert_eq!(
+                ioctls(&m).get(pod).copied().unwrap_or(0),
+                calls,
+                "{pod}: {m}"
+            );
+        }
+    });
+
+    host.finish();
+    let log = std::fs::read_to_string(shared.join("agent.log")).unwrap();
+    let broken: Vec<&str> = log.lines().filter(|l| l.contains("broken.yaml")).collect();
+    assert_eq!(broken.len(), 2, "once per agent:\n{log}");
+    assert!(broken.iter().all(|l| l.contains("left out")), "{log}");
+    assert!(!log.contains("panicked"), "{log}");
+}
+
+/// The bochs display as the guest found it.
+#[derive(Default)]
+struct Display {
+    /// Its card node's name, `cardN`.
+    card: String,
+    /// Its PCI address.
+    address: String,
+}
+
+/// kubelet's answers: every running pod but those not yet created (`late`
+/// and `later` join when listed in `new`), a finished pod it still lists,
+/// and how List and Get answer.
+fn state(display: &Display, new: &[&str], list: &str, get: &str) -> Value {
+    let card = &display.card;
+    // The DRA driver's naming: the PCI address with dashes, then more.
+    let dashed = format!("{}-bochs", display.address.replace([':', '.'], "-"));
+    let container = |devices: Value, claims: Value| json!([{"name": "main", "devices": devices, "claims": claims}]);
+    let plugin = |id: String| json!([{"resource": "kubenpu.test/display", "ids": [id]}]);
+    let mut pods = vec![
+        ("idle", container(plugin(format!("{card}-0")), json!([]))),
+        ("share-a", container(plugin(format!("{card}-0")), json!([]))),
+        ("share-b", container(plugin(format!("{card}-1")), json!([]))),
+        ("debug", container(json!([]), json!([]))),
+        (
+            "monitor",
+            container(
+                json!([{"resource": "kubenpu.test/monitoring", "ids": ["all"]}]),
+                json!([]),
+            ),
+        ),
+        (
+            "dra",
+            container(
+                json!([]),
+                json!([{"namespace": "ml", "name": "display", "devices": [
+                    {"driver": "display.kubenpu.test", "pool": "alloc", "device": "bochs0", "cdi": ["kubenpu.test/display=bochs0"]}
+                ]}]),
+            ),
+        ),
+        (
+            "dra-named",
+            container(
+                json!([]),
+                json!([{"namespace": "ml", "name": "named", "devices": [
+                    {"driver": "display.kubenpu.test", "pool": "alloc", "device": dashed}
+                ]}]),
+            ),
+        ),
+        (
+            "unknown",
+            container(
+                json!([{"resource": "squat.ai/display", "ids": ["4f1c9e0b"]}]),
+                json!([]),
+            ),
+        ),
+        (
+            "finished",
+            container(plugin(format!("{card}-0")), json!([])),
+        ),
+    ];
+    for name in new {
+        pods.push((name, container(json!([]), json!([]))));
+    }
+    let pods: Vec<Value> = pods
+        .into_iter()
+        .map(
+            |(name, containers)| json!({"namespace": "ml", "name": name, "containers": containers}),
+        )
+        .collect();
+    json!({"pods": pods, "list": list, "get": get})
+}
+
+/// Replaces the state file at once, as the test kubelet reads it per call.
+fn write_state(shared: &Path, state: &Value) {
+    let next = shared.join("state.json.next");
+    std::fs::write(&next, state.to_string()).unwrap();
+    std::fs::rename(next, shared.join("state.json")).unwrap();
+}
+
+/// The test kubelet's calls so far.
+fn calls(shared: &Path) -> Vec<String> {
+    std::fs::read_to_string(shared.join("calls"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+fn row(pod: &str, resource: &str, source: &str, idle: &str) -> (String, String, String, String) {
+    (pod.into(), resource.into(), source.into(), idle.into())
+}
+
+/// A label's value in an exposition line (`source` is not the end of
+/// `resource`).
+fn label(line: &str, name: &str) -> String {
+    let at = [format!("{{{name}=\""), format!(",{name}=\"")]
+        .iter()
+        .find_map(|key| Some(line.find(key.as_str())? + key.len()))
+        .unwrap_or_else(|| panic!("no label {name} in {line}"));
+    line[at..at + line[at..].find('"').unwrap()].to_owned()
+}
+
+fn value(line: &str) -> String {
+    line.rsplit(' ').next().unwrap().to_owned()
+}
+
+/// (pod, device, resource, source) -> idle, from `kubenpu_allocation_idle`
+/// rows that have their `kubenpu_allocation_info` row.
+fn holders(exposition: &str) -> BTreeMap<(String, String, String, String), String> {
+    let info: Vec<(String, String, String, String)> = exposition
+        .lines()
+        .filter(|l| l.starts_with("kubenpu_allocation_info{"))
+        .map(|l| {
+            (
+                label(l, "pod"),
+                label(l, "device"),
+                label(l, "resource"),
+                label(l, "source"),
+            )
+        })
+        .collect();
+    exposition
+        .lines()
+        .filter(|l| l.starts_with("kubenpu_allocation_idle{"))
+        .map(|l| {
+            let key = info
+                .iter()
+                .find(|i| i.0 == label(l, "pod") && i.2 == label(l, "resource"))
+                .unwrap_or_else(|| panic!("no info row for {l}"))
+                .clone();
+            (key, value(l))
+        })
+        .collect()
+}
+
+/// Unallocated calls per pod of namespace ml.
+fn unallocated(exposition: &str) -> BTreeMap<String, u64> {
+    per_pod(exposition, "kubenpu_unallocated_ioctl_total{")
+}
+
+/// Counted calls per pod of namespace ml.
+fn ioctls(exposition: &str) -> BTreeMap<String, u64> {
+    per_pod(exposition, "kubenpu_ioctl_total{")
+}
+
+fn per_pod(exposition: &str, family: &str) -> BTreeMap<String, u64> {
+    let mut calls = BTreeMap::new();
+    for line in exposition
+        .lines()
+        .filter(|l| l.starts_with(family) && l.contains(r#"namespace="ml""#))
+    {
+        *calls.entry(label(line, "pod")).or_default() += value(line).parse::<u64>().unwrap();
+    }
+    calls
+}
+
+/// A counter's value; 0 if absent.
+fn counter(exposition: &str, series: &str) -> u64 {
+    exposition
+        .lines()
+        .find_map(|l| l.strip_prefix(series))
+        .map_or(0, |v| v.trim().parse().unwrap())
+}
