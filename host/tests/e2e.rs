@@ -20,10 +20,10 @@ use std::{
     time::{Duration, Instant},
 };
 
-use kubenpu_prometheus::{Prometheus, check_metrics, free_port};
+use kubenpu_prometheus::{Prometheus, check_metrics};
 use kubenpu_vm::Kernel;
 use serde_json::Value;
-use support::steps::{AbortOnPanic, Host, wait_until};
+use support::steps::{Host, wait_until};
 
 const POD_UID: &str = "0d6f1e5a-3c2b-4a19-9e7d-5b8c4f2a1e30";
 const GRACE_SECONDS: u64 = 60;
@@ -84,18 +84,8 @@ on_kernels!([sid => Sid, sid_arm64 => SidArm64]: a_pods_ioctls_become_prometheus
 fn a_pods_ioctls_become_prometheus_series(kernel: Kernel) {
     let dir = tempfile::tempdir().unwrap();
     let shared = dir.path().to_owned();
-    let port = free_port().unwrap();
-    let vm = support::guest::with_containerd(support::guest::vm(kernel, &shared))
-        .forward(port, 8080)
-        .timeout(Duration::from_secs(900));
-    let guest = std::thread::spawn(move || {
-        vm.run(&format!(
-            ". /drm.sh && . /agent.sh && . /pods.sh && {}",
-            script()
-        ))
-    });
-    let host = Host::new(shared.clone(), format!("127.0.0.1:{port}"), guest);
-    let _abort = AbortOnPanic(shared.join("abort"));
+    let vm = support::guest::with_containerd(support::guest::vm(kernel, &shared));
+    let host = Host::boot(vm, shared.clone(), script());
     let prometheus_dir = tempfile::tempdir().unwrap();
     let prometheus = Prometheus::start(
         prometheus_dir.path(),

@@ -16,10 +16,10 @@ mod support;
 
 use std::{collections::BTreeMap, path::Path, time::Duration};
 
-use kubenpu_prometheus::{check_metrics, free_port};
+use kubenpu_prometheus::check_metrics;
 use kubenpu_vm::Kernel;
 use serde_json::{Value, json};
-use support::steps::{AbortOnPanic, Host, wait_until};
+use support::steps::{Host, wait_until};
 
 /// The pods that run, by name, with the calls their one container makes
 /// (dumb buffer creations on the bochs display; 0 for none).
@@ -118,7 +118,6 @@ on_kernels!([sid => Sid]: allocations_join_what_kubelet_gave_with_what_pods_call
 fn allocations_join_what_kubelet_gave_with_what_pods_call(kernel: Kernel) {
     let dir = tempfile::tempdir().unwrap();
     let shared = dir.path().to_owned();
-    let port = free_port().unwrap();
     let vm = support::guest::with_containerd(support::guest::vm(kernel, &shared))
         .device("bochs-display")
         .module("bochs")
@@ -126,17 +125,8 @@ fn allocations_join_what_kubelet_gave_with_what_pods_call(kernel: Kernel) {
             "/bochs-alloc.wasm",
             0o644,
             std::fs::read(support::test_plugin("bochs-alloc")).unwrap(),
-        )
-        .forward(port, 8080)
-        .timeout(Duration::from_secs(900));
-    let guest = std::thread::spawn(move || {
-        vm.run(&format!(
-            ". /drm.sh && . /agent.sh && . /pods.sh && {}",
-            script()
-        ))
-    });
-    let host = Host::new(shared.clone(), format!("127.0.0.1:{port}"), guest);
-    let _abort = AbortOnPanic(shared.join("abort"));
+        );
+    let host = Host::boot(vm, shared.clone(), script());
 
     let display = std::cell::RefCell::new(Display::default());
     host.step("booted", || {

@@ -122,42 +122,37 @@ impl Cri {
     /// The pod with UID `uid`, with no container: `None` if the runtime
     /// has no sandbox for it.
     pub async fn pod(&mut self, uid: &str) -> Result<Option<Owner>, CriError> {
-        let sandboxes = self
-            .call(|mut client| async move {
-                client
-                    .list_pod_sandbox(ListPodSandboxRequest { filter: None })
-                    .await
-            })
+        Ok(self
+            .sandboxes(None)
             .await?
-            .map(|response| response.items)
-            .unwrap_or_default();
-        Ok(sandboxes
             .into_iter()
-            .filter_map(|sandbox| sandbox.metadata)
-            .find(|metadata| metadata.uid == uid)
-            .map(|metadata| Owner {
-                namespace: metadata.namespace,
-                pod: metadata.name,
-                container: String::new(),
-            }))
+            .find(|(_, sandbox_uid)| sandbox_uid == uid)
+            .map(|(owner, _)| owner))
     }
 
     /// The pods whose sandboxes are ready, each as `(owner with no
     /// container, UID)`: the pods that run now, which kubelet's own lists
     /// may outlive.
     pub async fn ready_pods(&mut self) -> Result<Vec<(Owner, String)>, CriError> {
-        let filter = PodSandboxFilter {
+        let ready = PodSandboxFilter {
             state: Some(PodSandboxStateValue {
                 state: PodSandboxState::SandboxReady as i32,
             }),
             ..Default::default()
         };
+        self.sandboxes(Some(ready)).await
+    }
+
+    /// The sandboxes `filter` selects, each as `(owner with no container,
+    /// UID)`.
+    async fn sandboxes(
+        &mut self,
+        filter: Option<PodSandboxFilter>,
+    ) -> Result<Vec<(Owner, String)>, CriError> {
         let sandboxes = self
             .call(|mut client| async move {
                 client
-                    .list_pod_sandbox(ListPodSandboxRequest {
-                        filter: Some(filter),
-                    })
+                    .list_pod_sandbox(ListPodSandboxRequest { filter })
                     .await
             })
             .await?

@@ -25,12 +25,20 @@ pub struct Host {
 }
 
 impl Host {
-    /// The test's side of `guest`, sharing `shared`, reaching the agent at
-    /// `agent`.
-    pub fn new(shared: PathBuf, agent: String, guest: Guest) -> Self {
+    /// Boots `vm` (which shares `shared`, and has containerd and the pod
+    /// helpers) with the agent's port forwarded and fifteen minutes to
+    /// finish, and runs `script` after the guest helpers.
+    pub fn boot(vm: kubenpu_vm::Vm, shared: PathBuf, script: String) -> Self {
+        let port = kubenpu_prometheus::free_port().unwrap();
+        let vm = vm.forward(port, 8080).timeout(Duration::from_secs(900));
+        let guest = std::thread::spawn(move || {
+            vm.run(&format!(
+                ". /drm.sh && . /agent.sh && . /pods.sh && {script}"
+            ))
+        });
         Self {
             shared,
-            agent,
+            agent: format!("127.0.0.1:{port}"),
             guest: RefCell::new(Some(guest)),
         }
     }
@@ -73,12 +81,10 @@ impl Host {
 }
 
 /// Tells the guest to give up if the test panics, so the VM stops at once.
-pub struct AbortOnPanic(pub PathBuf);
-
-impl Drop for AbortOnPanic {
+impl Drop for Host {
     fn drop(&mut self) {
         if std::thread::panicking() {
-            let _ = std::fs::write(&self.0, "abort");
+            let _ = std::fs::write(self.shared.join("abort"), "abort");
         }
     }
 }
