@@ -42,7 +42,6 @@ fn container(name: &str, plugin_devices: &[(&str, &str)], claimed: Vec<Claimed>)
 
 fn claim(driver: &str, device: &str, nodes: Option<Vec<&str>>) -> Vec<Claimed> {
     vec![Claimed {
-        claim: "ml/claim".into(),
         driver: driver.into(),
         device: device.into(),
         nodes: nodes.map(|n| n.iter().map(|d| d.parse().unwrap()).collect()),

@@ -36,8 +36,6 @@ pub struct PluginDevices {
 /// One device of a DRA claim.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Claimed {
-    /// `namespace/name` of the claim.
-    pub claim: String,
     /// The DRA driver, e.g. `gpu.intel.com`.
     pub driver: String,
     /// The driver's name for the device, e.g. `0000-03-00-0-0x56a0`.
@@ -93,9 +91,7 @@ pub fn containers<'a>(
                     .dynamic_resources
                     .iter()
                     .flat_map(|claim| {
-                        let name = format!("{}/{}", claim.claim_namespace, claim.claim_name);
-                        claim.claim_resources.iter().map(move |r| Claimed {
-                            claim: name.clone(),
+                        claim.claim_resources.iter().map(|r| Claimed {
                             driver: r.driver_name.clone(),
                             device: r.device_name.clone(),
                             nodes: cdi_nodes(&r.cdi_devices, cdi),

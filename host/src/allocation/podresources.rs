@@ -5,10 +5,7 @@
 //! connection is made anew after any failure, so a kubelet restart (which
 //! removes and recreates the socket) costs one failed call.
 
-use std::{
-    path::{Path, PathBuf},
-    time::Duration,
-};
+use std::{path::PathBuf, time::Duration};
 
 use tonic::{Code, transport::Channel};
 
@@ -77,11 +74,6 @@ impl Kubelet {
             timeout,
             client: None,
         }
-    }
-
-    /// The socket asked.
-    pub fn socket(&self) -> &Path {
-        &self.socket
     }
 
     /// Every pod kubelet lists, with its containers' devices.

@@ -52,8 +52,6 @@ pub struct Listing {
     pub listed_at: Instant,
     /// The same, as Unix time.
     pub listed_unix: Duration,
-    /// Pods kubelet listed that do not run: left out.
-    pub not_running: usize,
     /// CDI specs that could not be read, each with why.
     pub invalid_cdi: Vec<(PathBuf, String)>,
 }
@@ -241,17 +239,11 @@ impl Reader {
             _ => None,
         };
         let containers = listing::containers(&self.pods, uid_of, &cdi);
-        let not_running = self
-            .pods
-            .iter()
-            .filter(|f| uid_of(&f.pod.namespace, &f.pod.name).is_none())
-            .count();
         self.cdi_seen = cdi;
         let listing = Listing {
             containers,
             listed_at,
             listed_unix,
-            not_running,
             invalid_cdi: specs.invalid,
         };
         let _ = self.reports.send(Report::Listed(Arc::new(listing)));
