@@ -24,6 +24,14 @@ pub mod program {
     /// Return probe on `drm_ioctl`: the exit side of [`KPROBE`] (as a
     /// kretprobe, or a kprobe.multi return link).
     pub const KRETPROBE: &str = "kubenpu_kretprobe";
+    /// Iterator over [`COUNTS`](super::map::COUNTS): each key and value.
+    pub const DUMP_COUNTS: &str = "kubenpu_dump_counts";
+    /// Iterator over [`DURATIONS`](super::map::DURATIONS): each key and
+    /// its per-CPU values.
+    pub const DUMP_DURATIONS: &str = "kubenpu_dump_durations";
+    /// Iterator over [`LOSSES`](super::map::LOSSES): each reason and its
+    /// per-CPU values.
+    pub const DUMP_LOSSES: &str = "kubenpu_dump_losses";
 }
 
 /// Map names in the object.
@@ -76,6 +84,8 @@ pub mod global {
     /// Byte offset of the parent link in `struct kernfs_node` (`parent`,
     /// `__parent` since Linux 6.15).
     pub const KN_PARENT_OFFSET: &str = "KN_PARENT_OFFSET";
+    /// The number of possible CPUs: the iterators' per-CPU value size.
+    pub const POSSIBLE_CPUS: &str = "POSSIBLE_CPUS";
 }
 
 /// Vendors the IOCTLS map holds whole tables for (256 numbers each).

@@ -38,6 +38,7 @@ use kubenpu_ebpf::{
     OwnerRecord,
 };
 
+mod dump;
 mod exit;
 mod filter;
 mod names;

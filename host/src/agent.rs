@@ -96,6 +96,11 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
         debug: config.debug,
     })?;
     info!("hook {}: {}", probe.hook().as_str(), probe.hook_reason());
+    if let Some(why) = probe.iterators_refused() {
+        warn!(
+            "the counters are copied with bpf(2) lookups, not read through map iterators ({why}): calls made on a CPU while the agent copies are skipped by kprobe hooks, counted as recursion losses"
+        );
+    }
     info!("cgroups: {}", cgroup_root.display());
     let (asks, mut reports) = resolver::spawn(
         Cri::new(config.cri_socket.clone(), config.cri_timeout),
@@ -341,6 +346,9 @@ impl Agent {
                 "new key: cgroup {} dev {:#x} nr {:#04x}",
                 key.cgroup_id, key.dev, key.nr
             );
+            if self.usage.attributor.knows(key.cgroup_id) {
+                continue;
+            }
             let recorded = self.probe.cgroup_path(key.cgroup_id);
             if let Some(ask) = self.usage.attributor.note(key.cgroup_id, now, recorded) {
                 let _ = self.asks.send(ask);
@@ -479,6 +487,7 @@ impl Agent {
             losses: reading.losses,
             index_rebuilds: self.usage.attributor.index().rebuilds(),
             hook: self.probe.hook().as_str(),
+            reads: self.probe.reads(),
             cri_up: self.cri_up,
             errors: self.faults.counts(),
             fdinfo: self

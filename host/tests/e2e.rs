@@ -102,6 +102,9 @@ fn a_pods_ioctls_become_prometheus_series(kernel: Kernel) {
         let exposition = host.metrics();
         check_metrics(&exposition).unwrap();
         assert_eq!(pod_series(&exposition), expected, "{exposition}");
+        // Scrapes read the counters through map iterators, which skip no
+        // call (bpf(2) copies would).
+        assert!(exposition.contains(r#"reads="iterators""#), "{exposition}");
         let query = r#"sum by (container, device, vendor, kind) (kubenpu_ioctl_total{namespace="default", pod="drm-demo"})"#;
         let deadline = Instant::now() + Duration::from_secs(60);
         let scraped = loop {

@@ -113,13 +113,19 @@ impl Attributor {
         &self.index
     }
 
+    /// Whether cgroup `id` was noted already: its recorded path need not be
+    /// looked up again.
+    pub fn knows(&self, id: u64) -> bool {
+        self.cgroups.contains_key(&id)
+    }
+
     /// Takes note of cgroup `id` (seen at `now`), whose path below the
     /// root the kernel may have recorded (`recorded`); returns the
     /// question for the runtime that naming it needs, if any. A recorded
     /// path places the cgroup even if it is gone already; without one, the
     /// hierarchy is walked.
     pub fn note(&mut self, id: u64, now: Instant, recorded: Option<PathBuf>) -> Option<Ask> {
-        if self.cgroups.contains_key(&id) {
+        if self.knows(id) {
             return None;
         }
         if let Some(path) = recorded {

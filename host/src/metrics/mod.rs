@@ -50,6 +50,8 @@ pub struct Snapshot {
     pub index_rebuilds: u64,
     /// The hook in use.
     pub hook: &'static str,
+    /// How the agent reads the counters: `iterators` or `lookups`.
+    pub reads: &'static str,
     /// Whether the container runtime answered last time it was asked.
     pub cri_up: bool,
     /// Errors the agent's loop met and went on from, per stage.
@@ -368,11 +370,11 @@ impl Collector for Snapshot {
         encoder
             .encode_descriptor(
                 "kubenpu_hook",
-                "The kernel hook the program is attached with: kprobe-multi, kprobe, fentry or fentry-module.",
+                "The kernel hook the program is attached with (kprobe-multi, kprobe, fentry or fentry-module), and how scrapes and sweeps read the counters: iterators (BPF map iterators, which make kprobe hooks skip no call), or lookups (bpf(2) copies, where the kernel lacks map iterators: a call made on a CPU while the agent copies is skipped by kprobe hooks and counted as a recursion loss).",
                 None,
                 MetricType::Info,
             )?
-            .encode_info(&[("hook", self.hook)])?;
+            .encode_info(&[("hook", self.hook), ("reads", self.reads)])?;
 
         encoder
             .encode_descriptor(
@@ -468,6 +470,7 @@ mod tests {
             losses: vec![("map_full", 1), ("ringbuf_full", 0)],
             index_rebuilds: 3,
             hook: "kprobe-multi",
+            reads: "iterators",
             cri_up: true,
             errors: [("sweep", 2)].into(),
             ..Snapshot::default()
@@ -496,7 +499,7 @@ mod tests {
             r#"kubenpu_device_info{device="0000:00:02.0",vendor="i915",driver="i915",pci_id="8086:5917",numa_node="0",node="node-1"} 1"#,
             r#"kubenpu_events_dropped_total{reason="map_full"} 1"#,
             "kubenpu_cgroup_index_rebuilds_total 3",
-            r#"kubenpu_hook_info{hook="kprobe-multi"} 1"#,
+            r#"kubenpu_hook_info{hook="kprobe-multi",reads="iterators"} 1"#,
             "kubenpu_cri_up 1",
             r#"kubenpu_agent_errors_total{stage="sweep"} 2"#,
         ] {

@@ -23,20 +23,19 @@
 use std::{
     borrow::Cow,
     fs, io,
-    os::fd::{AsFd as _, AsRawFd as _, BorrowedFd, OwnedFd},
+    os::fd::{AsFd as _, BorrowedFd, OwnedFd},
     path::{Path, PathBuf},
 };
 
 use aya::{
     Ebpf,
-    maps::Map,
     programs::{FEntry, FExit, KProbe, ProgramInfo, links::FdLink, loaded_programs},
 };
-use aya_obj::generated::bpf_insn;
 use kubenpu_ebpf::{HOOKED_FUNCTION, program};
 
 use super::{
     Btf, Config, ProbeError, Stage, errno, pins,
+    relocate::Relocated,
     syscall::{self, Side},
 };
 use crate::program::OBJECT;
@@ -366,7 +365,7 @@ fn verbose(e: &dyn std::fmt::Display, debug: bool) -> String {
 }
 
 /// A failed `BPF_PROG_LOAD` of ours, with the verifier's log if asked.
-fn load_error(what: &str, (e, log): (io::Error, String), debug: bool) -> ProbeError {
+pub(super) fn load_error(what: &str, (e, log): (io::Error, String), debug: bool) -> ProbeError {
     let log = if debug {
         format!("\n{log}")
     } else {
@@ -387,32 +386,6 @@ where
         .map_err(|e: aya::programs::ProgramError| ProbeError::Other(e.to_string()))
 }
 
-/// The instructions of program `name` of `object`, relocated against the
-/// maps `ebpf` created for it: for the loads aya 0.14 cannot make itself.
-fn relocated(ebpf: &Ebpf, object: &[u8], name: &str) -> Result<Vec<bpf_insn>, ProbeError> {
-    let other = |e: &dyn std::fmt::Display| ProbeError::Other(e.to_string());
-    let mut obj = aya_obj::Object::parse(object).map_err(|e| other(&e))?;
-    let text_sections = obj.functions.keys().map(|(section, _)| *section).collect();
-    let mut maps = Vec::new();
-    for (map_name, map) in &obj.maps {
-        let created = ebpf
-            .map(map_name)
-            .ok_or_else(|| other(&format!("aya created no map {map_name}")))?;
-        maps.push((map_name.clone(), map_fd(created)?, map.clone()));
-    }
-    obj.relocate_maps(
-        maps.iter().map(|(n, fd, m)| (n.as_str(), *fd, m)),
-        &text_sections,
-    )
-    .map_err(|e| other(&e))?;
-    obj.relocate_calls(&text_sections).map_err(|e| other(&e))?;
-    let program = obj
-        .programs
-        .get(name)
-        .ok_or_else(|| other(&format!("no program {name}")))?;
-    Ok(obj.functions[&program.function_key()].instructions.clone())
-}
-
 /// Loads kprobe (or kretprobe) program `name` of `object` (whose maps
 /// `ebpf` created) for a kprobe.multi link: aya 0.14 cannot set its
 /// attach type.
@@ -422,7 +395,7 @@ pub fn load_kprobe_multi(
     name: &str,
     debug: bool,
 ) -> Result<OwnedFd, ProbeError> {
-    let insns = relocated(ebpf, object, name)?;
+    let insns = Relocated::new(ebpf, object)?.instructions(name)?;
     syscall::load_program(&insns, name, syscall::Target::KprobeMulti, debug)
         .map_err(|e| load_error("loading kprobe.multi", e, debug))
 }
@@ -461,7 +434,7 @@ pub fn load_on_module<P>(
     let btf_id = module
         .func_id(HOOKED_FUNCTION, Some(vmlinux))
         .ok_or_else(|| ProbeError::Attach("the drm module's BTF has no drm_ioctl".into()))?;
-    let insns = relocated(ebpf, object, name)?;
+    let insns = Relocated::new(ebpf, object)?.instructions(name)?;
     let target = syscall::Target::ModuleTracing {
         btf_id,
         btf_obj: btf_obj.as_fd(),
@@ -480,23 +453,6 @@ pub fn load_on_module<P>(
     // aya holds its own fd now; ours can go.
     drop(fd);
     Ok(program)
-}
-
-/// The fd of one of the object's maps, whatever its type.
-fn map_fd(map: &Map) -> Result<i32, ProbeError> {
-    let data = match map {
-        Map::Array(d)
-        | Map::HashMap(d)
-        | Map::PerCpuHashMap(d)
-        | Map::PerCpuArray(d)
-        | Map::RingBuf(d) => d,
-        _ => {
-            return Err(ProbeError::Other(
-                "the object has a map of an unexpected type".into(),
-            ));
-        }
-    };
-    Ok(data.fd().as_fd().as_raw_fd())
 }
 
 /// Attaches both sides (exit first), pins the new links and programs,

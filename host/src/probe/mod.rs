@@ -6,16 +6,19 @@
 
 mod attach;
 mod btf;
+mod dump;
 mod names;
 mod owners;
 mod pins;
 mod read;
+mod relocate;
 mod syscall;
 mod tables;
 
 use std::path::{Path, PathBuf};
 
 use aya::{Ebpf, EbpfLoader};
+use dump::Dumps;
 use kubenpu_ebpf::{global, map};
 
 pub use attach::{Hook, HookChoice, link_kprobe_multi, load_kprobe_multi, load_on_module};
@@ -159,6 +162,9 @@ pub struct Probe {
     /// The `drm` module's BTF id when the hook was attached: a different
     /// id later means the module was reloaded.
     drm_identity: Option<u32>,
+    /// The map iterators, or why the kernel refused them (the maps are
+    /// then copied with lookups).
+    dumps: Result<Dumps, String>,
 }
 
 impl Probe {
@@ -174,9 +180,13 @@ impl Probe {
         let fresh_maps = pins::prepare(&config)?;
         let maps_dir = pins::maps_dir(&config.pin_dir);
         let cgroup_names = names::Offsets::resolve(&vmlinux);
+        let cpus = syscall::possible_cpus()
+            .map_err(|e| ProbeError::Other(format!("cannot read the possible CPUs: {e}")))?;
+        let possible_cpus = cpus as u32;
         let mut loader = EbpfLoader::new();
         loader
             .override_global(global::F_INODE_OFFSET, &f_inode, true)
+            .override_global(global::POSSIBLE_CPUS, &possible_cpus, true)
             .override_global(global::I_RDEV_OFFSET, &i_rdev, true)
             .map_max_entries(map::COUNTS, config.max_counters)
             // Every named cgroup has at least one counter.
@@ -189,12 +199,14 @@ impl Probe {
             .map_err(|e| ProbeError::classify(&e, Stage::Load, e.to_string(), ProbeError::Other))?;
         pins::write_layout(&mut ebpf, &config)?;
         let attached = attach::attach(&mut ebpf, &config, &vmlinux, fresh_maps)?;
+        let dumps = Dumps::load(&ebpf, &vmlinux, cpus, config.debug).map_err(|e| e.to_string());
         Ok(Self {
             ebpf,
             config,
             hook: attached.hook,
             hook_reason: attached.reason,
             drm_identity: attach::drm_identity(),
+            dumps,
         })
     }
 
@@ -206,6 +218,22 @@ impl Probe {
     /// Why this hook, in one line.
     pub fn hook_reason(&self) -> &str {
         &self.hook_reason
+    }
+
+    /// How the counters are read: `iterators`, or `lookups` where the
+    /// kernel refused the iterators.
+    pub fn reads(&self) -> &'static str {
+        if self.dumps.is_ok() {
+            "iterators"
+        } else {
+            "lookups"
+        }
+    }
+
+    /// Why the counters are copied with `bpf(2)` lookups instead of read
+    /// through the map iterators, if they are.
+    pub fn iterators_refused(&self) -> Option<&str> {
+        self.dumps.as_ref().err().map(String::as_str)
     }
 
     /// Re-attaches if the `drm` module was unloaded and loaded again since
@@ -232,19 +260,12 @@ impl Probe {
 
     /// What the programs have counted, measured and lost, so far.
     pub fn counts(&self) -> Result<Reading, ProbeError> {
-        read::live(&self.ebpf, &self.config.pin_dir)
+        read::live(&self.ebpf, self.dumps.as_ref().ok(), &self.config.pin_dir)
     }
 
-    /// The counters alone, for a sweep: every map read from userspace
-    /// briefly keeps the kernel's kprobe programs off its CPU (the kernel
-    /// holds `bpf_prog_active` while it copies), so a sweep reads no more
-    /// than it needs.
+    /// The counters alone, for a sweep.
     pub fn counters(&self) -> Result<Vec<Counter>, ProbeError> {
-        let map = self
-            .ebpf
-            .map(kubenpu_ebpf::map::COUNTS)
-            .ok_or_else(|| ProbeError::Other("no COUNTS map".into()))?;
-        sum_counts(map)
+        read::live_counters(&self.ebpf, self.dumps.as_ref().ok())
     }
 
     /// Every cgroup's owner as recorded in the pinned OWNERS map.
@@ -265,7 +286,7 @@ impl Probe {
     /// `into` (same owner), then forgets `from`'s record: one retired
     /// cgroup per owner stays in the map, however often it restarts.
     pub fn merge_cgroup(&mut self, from: u64, into: u64) -> Result<(), ProbeError> {
-        read::merge_cgroup(&self.ebpf, from, into)?;
+        read::merge_cgroup(&self.ebpf, self.dumps.as_ref().ok(), from, into)?;
         names::forget(&mut self.ebpf, from)?;
         owners::remove(&mut self.ebpf, from)
     }
@@ -280,7 +301,7 @@ impl Probe {
     /// Deletes the counters and the record of gone cgroup `id`, whose
     /// grace period is over.
     pub fn remove_cgroup(&mut self, id: u64) -> Result<(), ProbeError> {
-        read::remove_cgroup(&self.ebpf, id)?;
+        read::remove_cgroup(&self.ebpf, self.dumps.as_ref().ok(), id)?;
         names::forget(&mut self.ebpf, id)?;
         owners::remove(&mut self.ebpf, id)
     }

@@ -3,7 +3,7 @@
 //! 256; the duration histogram and the losses stay per CPU (their keys are
 //! per device, not per pod, so few) and are summed here.
 
-use std::{borrow::Borrow, os::fd::AsFd as _, path::Path};
+use std::{os::fd::AsFd as _, path::Path};
 
 use aya::{
     Ebpf,
@@ -11,7 +11,7 @@ use aya::{
 };
 use kubenpu_ebpf::{CountKey, CountValue, DurationKey, Loss, map};
 
-use super::{ProbeError, syscall};
+use super::{ProbeError, dump::Dumps, syscall};
 
 /// One counter: calls by one cgroup, on one device node, of one ioctl.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,30 +60,45 @@ pub fn pinned(pin_dir: &Path) -> Result<Reading, ProbeError> {
     };
     let counters = sum_counts(&Map::HashMap(open(map::COUNTS)?))?;
     let durations = sum_durations(&Map::PerCpuHashMap(open(map::DURATIONS)?))?;
-    let losses = PerCpuArray::try_from(Map::PerCpuArray(open(map::LOSSES)?)).map_err(other)?;
+    let losses = copied_losses(&Map::PerCpuArray(open(map::LOSSES)?))?;
     reading(counters, durations, losses, pin_dir)
 }
 
-/// A [`Reading`] of what was read, with the losses taken now.
-fn reading<T: Borrow<MapData>>(
+/// A [`Reading`] of what was read; `losses` are the program's own, by
+/// reason index, and the kernel's skips are taken now.
+fn reading(
     counters: Vec<Counter>,
     durations: Vec<(DurationKey, u64)>,
-    losses: PerCpuArray<T, u64>,
+    losses: Vec<(u32, u64)>,
     pin_dir: &Path,
 ) -> Result<Reading, ProbeError> {
-    let (unmeasured, losses) = all_losses(losses, pin_dir)?
-        .into_iter()
-        .partition(|(reason, _)| {
-            Loss::ALL
-                .iter()
-                .any(|l| l.name() == *reason && l.of_measurement())
-        });
+    let (unmeasured, losses) =
+        all_losses(&losses, pin_dir)?
+            .into_iter()
+            .partition(|(reason, _)| {
+                Loss::ALL
+                    .iter()
+                    .any(|l| l.name() == *reason && l.of_measurement())
+            });
     Ok(Reading {
         counters,
         losses,
         unmeasured,
         durations,
     })
+}
+
+/// The program's losses copied out of the LOSSES array, summed over the
+/// CPUs, by reason index.
+fn copied_losses(losses: &Map) -> Result<Vec<(u32, u64)>, ProbeError> {
+    let losses: PerCpuArray<&MapData, u64> = PerCpuArray::try_from(losses).map_err(other)?;
+    Loss::ALL
+        .iter()
+        .map(|&reason| {
+            let per_cpu = losses.get(&(reason as u32), 0).map_err(other)?;
+            Ok((reason as u32, per_cpu.iter().sum()))
+        })
+        .collect()
 }
 
 /// Every key of the counters map with its value, in key order: what a
@@ -142,19 +157,20 @@ fn key_by_key<K: aya::Pod, V: syscall::CounterValue>(map: &Map) -> Result<Vec<(K
         .map_err(other)
 }
 
-/// Every loss: the program's own, by reason, and the runs the kernel
-/// skipped, from the pinned program's miss counter.
-fn all_losses<T: Borrow<MapData>>(
-    losses: PerCpuArray<T, u64>,
-    pin_dir: &Path,
-) -> Result<Losses, ProbeError> {
-    let mut all = Loss::ALL
+/// Every loss by reason label: the program's own (`losses`, by reason
+/// index), and the runs the kernel skipped, from the pinned program's
+/// miss counter.
+fn all_losses(losses: &[(u32, u64)], pin_dir: &Path) -> Result<Losses, ProbeError> {
+    let mut all: Losses = Loss::ALL
         .iter()
         .map(|&reason| {
-            let per_cpu = losses.get(&(reason as u32), 0).map_err(other)?;
-            Ok((reason.name(), per_cpu.iter().sum()))
+            let count = losses
+                .iter()
+                .find(|(index, _)| *index == reason as u32)
+                .map_or(0, |(_, count)| *count);
+            (reason.name(), count)
         })
-        .collect::<Result<Losses, ProbeError>>()?;
+        .collect();
     let program = super::pins::program_path(pin_dir, super::syscall::Side::Entry);
     let misses = syscall::open_pinned(&program)
         .and_then(|fd| syscall::program_stats(fd.as_fd()))
@@ -165,37 +181,62 @@ fn all_losses<T: Borrow<MapData>>(
 }
 
 /// Everything in the loaded programs' maps, whose entry program is pinned
-/// under `pin_dir`.
-pub fn live(ebpf: &Ebpf, pin_dir: &Path) -> Result<Reading, ProbeError> {
-    let map = |name: &str| {
-        ebpf.map(name)
-            .ok_or_else(|| other(format!("no {name} map")))
-    };
-    let counters = sum_counts(map(map::COUNTS)?)?;
-    let durations = sum_durations(map(map::DURATIONS)?)?;
-    let losses = PerCpuArray::try_from(map(map::LOSSES)?).map_err(other)?;
+/// under `pin_dir`: through the iterators where they loaded, else copied
+/// with lookups.
+pub fn live(ebpf: &Ebpf, dumps: Option<&Dumps>, pin_dir: &Path) -> Result<Reading, ProbeError> {
+    if let Some(dumps) = dumps {
+        return reading(
+            dumps.counters()?,
+            dumps.durations()?,
+            dumps.losses()?,
+            pin_dir,
+        );
+    }
+    let counters = sum_counts(live_map(ebpf, map::COUNTS)?)?;
+    let durations = sum_durations(live_map(ebpf, map::DURATIONS)?)?;
+    let losses = copied_losses(live_map(ebpf, map::LOSSES)?)?;
     reading(counters, durations, losses, pin_dir)
 }
 
-/// The counters map's fd and every counter of cgroup `id`.
-fn counters_of(ebpf: &Ebpf, id: u64) -> Result<(&MapData, Vec<Counter>), ProbeError> {
-    match ebpf.map(map::COUNTS) {
-        Some(map @ Map::HashMap(data)) => {
-            let mine = sum_counts(map)?
-                .into_iter()
-                .filter(|c| c.key.cgroup_id == id)
-                .collect();
-            Ok((data, mine))
-        }
-        _ => Err(other("no hash map COUNTS")),
+/// The counters alone, for a sweep.
+pub fn live_counters(ebpf: &Ebpf, dumps: Option<&Dumps>) -> Result<Vec<Counter>, ProbeError> {
+    match dumps {
+        Some(dumps) => dumps.counters(),
+        None => sum_counts(live_map(ebpf, map::COUNTS)?),
     }
+}
+
+fn live_map<'a>(ebpf: &'a Ebpf, name: &str) -> Result<&'a Map, ProbeError> {
+    ebpf.map(name)
+        .ok_or_else(|| other(format!("no {name} map")))
+}
+
+/// The counters map's fd and every counter of cgroup `id`.
+fn counters_of<'a>(
+    ebpf: &'a Ebpf,
+    dumps: Option<&Dumps>,
+    id: u64,
+) -> Result<(&'a MapData, Vec<Counter>), ProbeError> {
+    let Map::HashMap(data) = live_map(ebpf, map::COUNTS)? else {
+        return Err(other("no hash map COUNTS"));
+    };
+    let mine = live_counters(ebpf, dumps)?
+        .into_iter()
+        .filter(|c| c.key.cgroup_id == id)
+        .collect();
+    Ok((data, mine))
 }
 
 /// Moves every counter of gone cgroup `from` onto the same device and
 /// ioctl of gone cgroup `into`. Each is taken out in one step, then added:
 /// nothing counts for either any more, so the sum is exact.
-pub fn merge_cgroup(ebpf: &Ebpf, from: u64, into: u64) -> Result<(), ProbeError> {
-    let (data, counters) = counters_of(ebpf, from)?;
+pub fn merge_cgroup(
+    ebpf: &Ebpf,
+    dumps: Option<&Dumps>,
+    from: u64,
+    into: u64,
+) -> Result<(), ProbeError> {
+    let (data, counters) = counters_of(ebpf, dumps, from)?;
     let fd = data.fd().as_fd();
     for counter in counters {
         if let Some(value) =
@@ -212,8 +253,8 @@ pub fn merge_cgroup(ebpf: &Ebpf, from: u64, into: u64) -> Result<(), ProbeError>
 }
 
 /// Deletes every counter of gone cgroup `id`.
-pub fn remove_cgroup(ebpf: &Ebpf, id: u64) -> Result<(), ProbeError> {
-    let (data, counters) = counters_of(ebpf, id)?;
+pub fn remove_cgroup(ebpf: &Ebpf, dumps: Option<&Dumps>, id: u64) -> Result<(), ProbeError> {
+    let (data, counters) = counters_of(ebpf, dumps, id)?;
     for counter in counters {
         syscall::take_counter::<_, CountValue>(data.fd().as_fd(), &counter.key).map_err(other)?;
     }

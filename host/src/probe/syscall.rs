@@ -150,6 +150,12 @@ pub enum Target<'a> {
     },
     /// A kprobe program for a kprobe.multi link.
     KprobeMulti,
+    /// A map-element iterator; `btf_id` is vmlinux's
+    /// `bpf_iter_bpf_map_elem`.
+    MapIterator {
+        /// The iterator target's BTF type id in vmlinux.
+        btf_id: u32,
+    },
 }
 
 /// Loads `insns` (already relocated against their maps) as program `name`
@@ -195,6 +201,11 @@ pub fn load_program(
             attr.__bindgen_anon_3.expected_attach_type =
                 bpf_attach_type::BPF_TRACE_KPROBE_MULTI as u32;
         }
+        Target::MapIterator { btf_id } => {
+            attr.__bindgen_anon_3.prog_type = bpf_prog_type::BPF_PROG_TYPE_TRACING as u32;
+            attr.__bindgen_anon_3.expected_attach_type = bpf_attach_type::BPF_TRACE_ITER as u32;
+            attr.__bindgen_anon_3.attach_btf_id = btf_id;
+        }
     }
     // SAFETY: insns, license and log outlive the call, with the counts and
     // sizes given.
@@ -232,6 +243,33 @@ pub fn kprobe_multi_link(program: BorrowedFd<'_>, symbol: &str, side: Side) -> i
     // SAFETY: `symbols` holds `cnt` pointers to NUL-terminated strings,
     // all alive for the call.
     unsafe { bpf(bpf_cmd::BPF_LINK_CREATE, &mut attr) }.map(owned)
+}
+
+/// Binds a map-element iterator program to `map` (Linux 5.9); returns
+/// the link, from which each read opens a fresh pass.
+pub fn map_iterator_link(program: BorrowedFd<'_>, map: BorrowedFd<'_>) -> io::Result<OwnedFd> {
+    // `union bpf_iter_link_info`'s `map.map_fd`: the kernel takes a
+    // shorter union than its own and zero-fills the rest.
+    let info: u32 = map.as_raw_fd() as u32;
+    let mut attr: bpf_attr = zeroed();
+    attr.link_create.__bindgen_anon_1.prog_fd = program.as_raw_fd() as u32;
+    attr.link_create.attach_type = bpf_attach_type::BPF_TRACE_ITER as u32;
+    attr.link_create.__bindgen_anon_3.__bindgen_anon_1.iter_info = &raw const info as u64;
+    attr.link_create
+        .__bindgen_anon_3
+        .__bindgen_anon_1
+        .iter_info_len = size_of::<u32>() as u32;
+    // SAFETY: `info` outlives the call, with the length given.
+    unsafe { bpf(bpf_cmd::BPF_LINK_CREATE, &mut attr) }.map(owned)
+}
+
+/// Starts a pass of iterator `link`: reading the returned fd to its end
+/// runs the program once per element.
+pub fn iterator_pass(link: BorrowedFd<'_>) -> io::Result<OwnedFd> {
+    let mut attr: bpf_attr = zeroed();
+    attr.iter_create.link_fd = link.as_raw_fd() as u32;
+    // SAFETY: a plain command on a link fd.
+    unsafe { bpf(bpf_cmd::BPF_ITER_CREATE, &mut attr) }.map(owned)
 }
 
 /// Pins the BPF object `fd` (a program or link) at `path` on bpffs.
@@ -389,7 +427,7 @@ fn counter_copies<K, V>(map: BorrowedFd<'_>) -> io::Result<usize> {
 }
 
 /// The possible CPUs: how many values the kernel copies per per-CPU key.
-fn possible_cpus() -> io::Result<usize> {
+pub fn possible_cpus() -> io::Result<usize> {
     aya::util::nr_cpus().map_err(|(_, e)| e)
 }
 
