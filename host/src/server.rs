@@ -1,12 +1,14 @@
 //! The agent's HTTP face: `/metrics` for Prometheus, `/healthz` and
-//! `/readyz` for kubelet's probes, and `/api/v1/usage` (per-series totals
-//! as JSON) for `kubenpuctl top`.
+//! `/readyz` for kubelet's probes, `/api/v1/usage` (per-series totals as
+//! JSON) for `kubenpuctl top`, and `/api/v1/allocations` (the allocation
+//! join) for `kubenpuctl allocations`.
 //!
 //! The server owns no state: each request asks the agent's loop for a
 //! fresh [`Snapshot`], so what is served is read from the kernel at
 //! request time and the loop stays the only owner of the maps.
 
 use std::{
+    collections::BTreeMap,
     net::SocketAddr,
     sync::{
         Arc,
@@ -173,6 +175,100 @@ impl UsageReport {
     }
 }
 
+/// One device kubelet allocated to a running container, in
+/// `/api/v1/allocations`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct AllocationRow {
+    /// The pod's namespace.
+    pub namespace: String,
+    /// The pod.
+    pub pod: String,
+    /// The container.
+    pub container: String,
+    /// The device's stable name.
+    pub device: String,
+    /// The extended resource, or the DRA driver.
+    pub resource: String,
+    /// `device_plugin` or `dra`.
+    pub source: String,
+    /// No counted call by the container on the device since it started.
+    pub idle: bool,
+}
+
+/// Calls on a device not allocated to the caller, in
+/// `/api/v1/allocations`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnallocatedRow {
+    /// Who, on which device.
+    #[serde(flatten)]
+    pub holder: Holder,
+    /// submit, alloc or wait.
+    pub kind: String,
+    /// Calls since the container was classified.
+    pub calls: u64,
+}
+
+/// The body of `/api/v1/allocations`: the allocation join, as the
+/// `kubenpu_allocation*` and `kubenpu_unallocated_ioctl_total` series
+/// show it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct AllocationsReport {
+    /// Whether the agent runs the join (not with `--no-allocation`).
+    pub joining: bool,
+    /// Whether kubelet answered the last call.
+    pub up: bool,
+    /// Whether kubelet's last `List` is recent; rows are shown only then.
+    pub fresh: bool,
+    /// When kubelet last answered a `List`, as Unix time in seconds.
+    pub last_sync: Option<f64>,
+    /// Allocated devices of running containers.
+    pub allocated: Vec<AllocationRow>,
+    /// Calls on devices not allocated to the caller.
+    pub unallocated: Vec<UnallocatedRow>,
+    /// Allocated IDs no vendor plugin's rule resolves, per resource.
+    pub unmapped: BTreeMap<String, u64>,
+}
+
+impl AllocationsReport {
+    /// The report of `snapshot`.
+    fn of(snapshot: Snapshot) -> Self {
+        let Some(view) = snapshot.allocation else {
+            return Self::default();
+        };
+        let allocated = view
+            .holders
+            .into_iter()
+            .map(|h| AllocationRow {
+                namespace: h.owner.namespace,
+                pod: h.owner.pod,
+                container: h.owner.container,
+                device: h.device.to_string(),
+                resource: h.resource,
+                source: h.source.as_str().to_owned(),
+                idle: h.idle,
+            })
+            .collect();
+        let unallocated = view
+            .unallocated
+            .into_iter()
+            .map(|(series, calls)| UnallocatedRow {
+                holder: Holder::new(series.owner, &series.device, &series.vendor),
+                kind: series.kind.as_str().to_owned(),
+                calls,
+            })
+            .collect();
+        Self {
+            joining: true,
+            up: view.up,
+            fresh: view.fresh,
+            last_sync: view.last_sync.map(|at| at.as_secs_f64()),
+            allocated,
+            unallocated,
+            unmapped: view.unmapped,
+        }
+    }
+}
+
 /// Binds `addr`, with the fix in the error.
 pub async fn bind(addr: SocketAddr) -> anyhow::Result<tokio::net::TcpListener> {
     tokio::net::TcpListener::bind(addr).await.map_err(|e| {
@@ -192,6 +288,7 @@ pub async fn serve(
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(readyz))
         .route("/api/v1/usage", get(usage))
+        .route("/api/v1/allocations", get(allocations))
         .with_state(Shared { queries, ready });
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
@@ -238,8 +335,17 @@ async fn readyz(State(shared): State<Shared>) -> Response {
 }
 
 async fn usage(State(shared): State<Shared>) -> Response {
-    match snapshot(&shared).await {
-        Ok(snapshot) => Json(UsageReport::of(snapshot)).into_response(),
+    report(&shared, UsageReport::of).await
+}
+
+async fn allocations(State(shared): State<Shared>) -> Response {
+    report(&shared, AllocationsReport::of).await
+}
+
+/// A fresh snapshot, as JSON in the shape `of` gives it.
+async fn report<T: Serialize>(shared: &Shared, of: fn(Snapshot) -> T) -> Response {
+    match snapshot(shared).await {
+        Ok(snapshot) => Json(of(snapshot)).into_response(),
         Err(response) => response,
     }
 }

@@ -196,6 +196,41 @@ fn allocations_join_what_kubelet_gave_with_what_pods_call(kernel: Kernel) {
         assert!(m.contains("kubenpu_allocation_up 1"), "{m}");
         assert!(m.contains("kubenpu_allocation_fresh 1"), "{m}");
         assert!(m.contains("kubenpu_allocation_invalid_cdi_specs 0"), "{m}");
+
+        // kubenpuctl shows the same join, from the agent's API.
+        let table = kubenpuctl_allocations(&host.agent, false);
+        let idle: Vec<&str> = table
+            .lines()
+            .filter(|l| l.starts_with("ml ") && l.trim_end().ends_with(" idle"))
+            .collect();
+        assert_eq!(idle.len(), 1, "{table}");
+        assert!(
+            idle[0].split_whitespace().eq([
+                "ml",
+                "idle",
+                "main",
+                display.address.as_str(),
+                "kubenpu.test/display",
+                "device_plugin",
+                "idle"
+            ]),
+            "{table}"
+        );
+        assert!(
+            table.lines().any(|l| l.split_whitespace().eq([
+                "ml",
+                "debug",
+                "main",
+                display.address.as_str(),
+                "alloc",
+                "500"
+            ])),
+            "{table}"
+        );
+        let json: serde_json::Value =
+            serde_json::from_str(&kubenpuctl_allocations(&host.agent, true)).unwrap();
+        assert_eq!(json["allocated"].as_array().unwrap().len(), 6, "{json}");
+        assert_eq!(json["fresh"], true, "{json}");
     });
 
     // The claim's transient spec is removed while its container runs: it
@@ -468,6 +503,23 @@ fn value(line: &str) -> String {
 
 /// (pod, device, resource, source) -> idle, from `kubenpu_allocation_idle`
 /// rows that have their `kubenpu_allocation_info` row.
+/// `kubenpuctl allocations` against the agent at `agent`: its output.
+fn kubenpuctl_allocations(agent: &str, json: bool) -> String {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_kubenpuctl"));
+    command.args(["allocations", "--agent", agent]);
+    if json {
+        command.arg("--json");
+    }
+    let out = command.output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
+
 fn holders(exposition: &str) -> BTreeMap<(String, String, String, String), String> {
     let info: Vec<(String, String, String, String)> = exposition
         .lines()

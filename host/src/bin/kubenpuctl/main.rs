@@ -67,6 +67,17 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         count: u32,
     },
+    /// Devices kubelet allocated to each running container, idle or used,
+    /// and calls on devices nobody allocated to the caller, from a running
+    /// agent.
+    Allocations {
+        /// The agent's address (its --listen).
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        agent: String,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// List the vendor plugins in force, or check one plugin file.
     Plugins {
         /// Print JSON instead of a table.
@@ -88,16 +99,26 @@ enum PluginsCommand {
     },
 }
 
-/// The agent's per-series totals.
-fn usage(agent: &str) -> anyhow::Result<server::UsageReport> {
-    let (status, body) = http::get(agent, "/api/v1/usage", Duration::from_secs(5)).map_err(|e| {
-        anyhow::anyhow!("cannot reach the agent at {agent}: {e} (is it running? give its address with --agent)")
+/// The agent's JSON answer at `path`.
+fn ask<T: serde::de::DeserializeOwned>(agent: &str, path: &str) -> anyhow::Result<T> {
+    let (status, body) = http::get(agent, path, Duration::from_secs(5)).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot reach the agent at {agent}: {e} (is it running? give its address with --agent)"
+        )
     })?;
+    if status == 404 {
+        anyhow::bail!("the agent at {agent} has no {path}: it is older than this kubenpuctl");
+    }
     if status != 200 {
         anyhow::bail!("the agent at {agent} answered {status}: {}", body.trim());
     }
     serde_json::from_str(&body)
         .map_err(|e| anyhow::anyhow!("the agent at {agent} sent bad JSON: {e}"))
+}
+
+/// The agent's per-series totals.
+fn usage(agent: &str) -> anyhow::Result<server::UsageReport> {
+    ask(agent, "/api/v1/usage")
 }
 
 fn main() -> ExitCode {
@@ -155,6 +176,17 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 }
                 before = after;
             }
+        }
+        Command::Allocations { agent, json } => {
+            let report: server::AllocationsReport = ask(&agent, "/api/v1/allocations")?;
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_secs_f64();
+            print!(
+                "{}",
+                report::allocations(&report, now, Format::json_if(json))
+            );
         }
         Command::Plugins {
             json,

@@ -418,6 +418,82 @@ pub fn top(before: &server::UsageReport, after: &server::UsageReport, seconds: f
     )
 }
 
+/// `kubenpuctl allocations`: whether kubelet's word is fresh, the devices
+/// allocated to running containers (`idle` or `used`), and the calls on
+/// devices not allocated to the caller; or the report as JSON. `now` is
+/// Unix time in seconds.
+pub fn allocations(report: &server::AllocationsReport, now: f64, format: Format) -> String {
+    if format == Format::Json {
+        return json(report);
+    }
+    if !report.joining {
+        return "the agent does not join allocations (it runs with --no-allocation)\n".into();
+    }
+    let last = match report.last_sync {
+        Some(at) => format!("{:.0} s ago", (now - at).max(0.0)),
+        None => "never".into(),
+    };
+    let mut out = if report.fresh {
+        format!("kubelet's allocations: last listed {last}\n")
+    } else {
+        format!(
+            "kubelet's allocations are stale (last listed: {last}; kubelet {}): rows withheld; see kubenpu_allocation_errors_total and the agent's log\n",
+            if report.up {
+                "answers"
+            } else {
+                "does not answer"
+            }
+        )
+    };
+    let allocated = report.allocated.iter().map(|r| {
+        vec![
+            r.namespace.clone(),
+            r.pod.clone(),
+            r.container.clone(),
+            r.device.clone(),
+            r.resource.clone(),
+            r.source.clone(),
+            if r.idle { "idle" } else { "used" }.to_owned(),
+        ]
+    });
+    out.push_str(&aligned(
+        &[
+            "NAMESPACE",
+            "POD",
+            "CONTAINER",
+            "DEVICE",
+            "RESOURCE",
+            "SOURCE",
+            "STATE",
+        ],
+        allocated,
+    ));
+    if !report.unallocated.is_empty() {
+        out.push_str("\ncalls on devices not allocated to the caller:\n");
+        let unallocated = report.unallocated.iter().map(|r| {
+            vec![
+                r.holder.namespace.clone(),
+                r.holder.pod.clone(),
+                r.holder.container.clone(),
+                r.holder.device.clone(),
+                r.kind.clone(),
+                r.calls.to_string(),
+            ]
+        });
+        out.push_str(&aligned(
+            &["NAMESPACE", "POD", "CONTAINER", "DEVICE", "KIND", "CALLS"],
+            unallocated,
+        ));
+    }
+    for (resource, ids) in &report.unmapped {
+        let _ = writeln!(
+            out,
+            "{resource}: {ids} allocated ID(s) no vendor plugin resolves; their containers are not classified"
+        );
+    }
+    out
+}
+
 fn json<T: Serialize>(value: &T) -> String {
     let mut text = serde_json::to_string_pretty(value).expect("report rows serialize");
     text.push('\n');
@@ -449,6 +525,77 @@ fn aligned(header: &[&str], rows: impl Iterator<Item = Vec<String>>) -> String {
 mod tests {
     use super::*;
     use kubenpu::server::{EngineRow, MemoryRow, UsageReport, UsageRow};
+
+    fn allocations_report(fresh: bool) -> server::AllocationsReport {
+        let allocated = |pod: &str, device: &str, idle| server::AllocationRow {
+            namespace: "ml".into(),
+            pod: pod.into(),
+            container: "main".into(),
+            device: device.into(),
+            resource: "amd.com/gpu".into(),
+            source: "device_plugin".into(),
+            idle,
+        };
+        server::AllocationsReport {
+            joining: true,
+            up: fresh,
+            fresh,
+            last_sync: Some(1000.0),
+            allocated: vec![
+                allocated("train-0", "0000:03:00.0", true),
+                allocated("infer-0", "0000:04:00.0", false),
+            ],
+            unallocated: vec![server::UnallocatedRow {
+                holder: holder("snoop"),
+                kind: "submit".into(),
+                calls: 40,
+            }],
+            unmapped: [("habana.ai/gaudi".to_owned(), 2)].into(),
+        }
+    }
+
+    #[test]
+    fn allocations_show_idle_holders_and_unallocated_callers() {
+        let text = allocations(&allocations_report(true), 1012.4, Format::Table);
+        assert_eq!(
+            text,
+            "kubelet's allocations: last listed 12 s ago
+NAMESPACE  POD      CONTAINER  DEVICE        RESOURCE     SOURCE         STATE
+ml         train-0  main       0000:03:00.0  amd.com/gpu  device_plugin  idle
+ml         infer-0  main       0000:04:00.0  amd.com/gpu  device_plugin  used
+
+calls on devices not allocated to the caller:
+NAMESPACE  POD    CONTAINER  DEVICE        KIND    CALLS
+ml         snoop  main       0000:03:00.0  submit  40
+habana.ai/gaudi: 2 allocated ID(s) no vendor plugin resolves; their containers are not classified
+"
+        );
+    }
+
+    #[test]
+    fn stale_allocations_and_the_join_off_say_so() {
+        let report = server::AllocationsReport {
+            allocated: Vec::new(),
+            unallocated: Vec::new(),
+            unmapped: BTreeMap::new(),
+            ..allocations_report(false)
+        };
+        let text = allocations(&report, 1100.0, Format::Table);
+        assert!(
+            text.starts_with("kubelet's allocations are stale (last listed: 100 s ago; kubelet does not answer): rows withheld"),
+            "{text}"
+        );
+        let off = allocations(&server::AllocationsReport::default(), 0.0, Format::Table);
+        assert_eq!(
+            off,
+            "the agent does not join allocations (it runs with --no-allocation)\n"
+        );
+        let json: serde_json::Value =
+            serde_json::from_str(&allocations(&allocations_report(true), 0.0, Format::Json))
+                .unwrap();
+        assert_eq!(json["allocated"][0]["idle"], true);
+        assert_eq!(json["unallocated"][0]["pod"], "snoop");
+    }
 
     fn holder(pod: &str) -> Holder {
         Holder {
