@@ -11,7 +11,7 @@ use aya_ebpf::{
     maps::HashMap,
     programs::{FEntryContext, ProbeContext},
 };
-use kubenpu_ebpf::{IoctlEntry, IoctlKey, MAX_DEVICE_NODES, MAX_VENDORS};
+use kubenpu_ebpf::{DeviceEntry, IoctlEntry, IoctlKey, MAX_DEVICE_NODES, MAX_VENDORS};
 
 /// Offsets into `struct file` and `struct inode`, set by the agent from
 /// the running kernel's BTF; frozen read-only data, so the verifier sees
@@ -22,7 +22,7 @@ static F_INODE_OFFSET: u32 = 0;
 static I_RDEV_OFFSET: u32 = 0;
 
 #[map]
-static DEVICES: HashMap<u32, u32> = HashMap::pinned(MAX_DEVICE_NODES, 0);
+static DEVICES: HashMap<u32, DeviceEntry> = HashMap::pinned(MAX_DEVICE_NODES, 0);
 /// Whole tables (256 numbers) for every vendor.
 #[map]
 static IOCTLS: HashMap<IoctlKey, IoctlEntry> = HashMap::pinned(MAX_VENDORS * 256, 0);
@@ -81,33 +81,46 @@ fn offset(global: &'static u32) -> usize {
     unsafe { core::ptr::read_volatile(global) as usize }
 }
 
-/// The ioctl number and what the vendor's table says of it, if the
-/// device's vendor counts it, else `None`.
+/// A call the vendor tables keep.
+pub struct Kept {
+    /// `cmd & 0xff`.
+    pub nr: u32,
+    /// What the vendor's table says of it.
+    pub entry: &'static IoctlEntry,
+    /// The device's NUMA node, or `NO_NUMA_NODE`.
+    pub numa_node: u32,
+}
+
+/// The call, if the device's vendor counts its ioctl number, else `None`.
 #[inline(always)]
-pub fn tracked(call: &Call) -> Option<(u32, &'static IoctlEntry)> {
+pub fn tracked(call: &Call) -> Option<Kept> {
     // SAFETY (both lookups): map values are only read.
-    let &slot = unsafe { DEVICES.get(call.rdev) }?;
+    let device = unsafe { DEVICES.get(call.rdev) }?;
     let nr = call.cmd & 0xff;
     let entry = unsafe {
         IOCTLS.get(IoctlKey {
-            vendor_slot: slot,
+            vendor_slot: device.vendor_slot,
             nr,
         })
     }?;
-    Some((nr, entry))
+    Some(Kept {
+        nr,
+        entry,
+        numa_node: device.numa_node,
+    })
 }
 
 /// Declares the fentry program `$fentry` and the kprobe program `$kprobe`
-/// on `drm_ioctl`; both call `$on_kept(&call, nr, entry)` for every call
-/// the vendor tables keep, and nothing else.
+/// on `drm_ioctl`; both call `$on_kept(&call, &kept)` for every call the
+/// vendor tables keep, and nothing else.
 macro_rules! programs {
     ($fentry:ident, $kprobe:ident, $on_kept:path) => {
         /// Entry hook with typed arguments (direct loads).
         #[aya_ebpf::macros::fentry(function = "drm_ioctl")]
         pub fn $fentry(ctx: aya_ebpf::programs::FEntryContext) -> u32 {
             let call = $crate::filter::fentry_call(&ctx);
-            if let Some((nr, entry)) = $crate::filter::tracked(&call) {
-                $on_kept(&call, nr, entry);
+            if let Some(kept) = $crate::filter::tracked(&call) {
+                $on_kept(&call, &kept);
             }
             0
         }
@@ -117,9 +130,9 @@ macro_rules! programs {
         #[aya_ebpf::macros::kprobe]
         pub fn $kprobe(ctx: aya_ebpf::programs::ProbeContext) -> u32 {
             if let Some(call) = $crate::filter::kprobe_call(&ctx)
-                && let Some((nr, entry)) = $crate::filter::tracked(&call)
+                && let Some(kept) = $crate::filter::tracked(&call)
             {
-                $on_kept(&call, nr, entry);
+                $on_kept(&call, &kept);
             }
             0
         }

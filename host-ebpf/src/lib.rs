@@ -8,7 +8,7 @@
 
 /// Bumped whenever a map's key, value or meaning changes: an agent finding
 /// pinned maps of another layout replaces them instead of adopting them.
-pub const LAYOUT_VERSION: u32 = 4;
+pub const LAYOUT_VERSION: u32 = 5;
 
 /// The kernel function every DRM and accel driver routes ioctls through.
 pub const HOOKED_FUNCTION: &str = "drm_ioctl";
@@ -36,7 +36,8 @@ pub mod program {
 
 /// Map names in the object.
 pub mod map {
-    /// `u32` kernel dev_t (`MAJOR << 20 | MINOR`) -> `u32` vendor slot.
+    /// `u32` kernel dev_t (`MAJOR << 20 | MINOR`) ->
+    /// [`DeviceEntry`](super::DeviceEntry): the vendor and NUMA node.
     pub const DEVICES: &str = "DEVICES";
     /// [`IoctlKey`](super::IoctlKey) -> [`IoctlEntry`](super::IoctlEntry).
     pub const IOCTLS: &str = "IOCTLS";
@@ -167,6 +168,8 @@ pub struct CountValue {
     /// Bytes the successful allocations reported, for ioctls whose vendor
     /// declares where the size is.
     pub bytes: u64,
+    /// Calls made from a CPU of another NUMA node than the device's.
+    pub remote: u64,
 }
 
 impl CountValue {
@@ -176,6 +179,7 @@ impl CountValue {
         self.failed = self.failed.wrapping_add(other.failed);
         self.ns = self.ns.wrapping_add(other.ns);
         self.bytes = self.bytes.wrapping_add(other.bytes);
+        self.remote = self.remote.wrapping_add(other.remote);
     }
 }
 
@@ -221,6 +225,20 @@ pub struct DurationKey {
 
 /// Buckets of the duration histogram: 2^63 ns is 292 years.
 pub const DURATION_BUCKETS: u16 = 64;
+
+/// What the program knows of one counted device node.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeviceEntry {
+    /// The vendor's slot in the IOCTLS map.
+    pub vendor_slot: u32,
+    /// The device's NUMA node, or [`NO_NUMA_NODE`].
+    pub numa_node: u32,
+}
+
+/// A device's NUMA node where the machine or the firmware names none:
+/// no call on it is remote.
+pub const NO_NUMA_NODE: u32 = u32::MAX;
 
 /// Key of the per-vendor ioctl table.
 #[repr(C)]
@@ -371,4 +389,6 @@ mod pod {
     unsafe impl aya::Pod for super::OwnerRecord {}
     // SAFETY: as above: two u32s and byte arrays, no padding.
     unsafe impl aya::Pod for super::CgroupPath {}
+    // SAFETY: as above: two u32s.
+    unsafe impl aya::Pod for super::DeviceEntry {}
 }

@@ -7,14 +7,16 @@
 //! The fast path is two hash lookups that almost always miss: a call on a
 //! device that is not an accelerator, or with an ioctl number its vendor
 //! does not count, returns after them, and its exit after one more miss.
-//! A counted call adds one to its counter atomically as it enters and
-//! leaves its start time per thread; as it returns, the exit program adds
+//! A counted call adds one to its counter atomically as it enters (and
+//! one to its remote count if the calling CPU's NUMA node is not the
+//! device's) and leaves its start time per thread; as it returns, the exit
+//! program adds
 //! its result, time and bytes. Only a key never seen before costs more (an
 //! insert and a note on the ring buffer, without waking the agent).
 //!
 //! A counter is one value shared by all CPUs, not one per CPU: a scrape
-//! then copies 32 bytes per key whatever the node's CPU count (per-CPU
-//! values made it copy, and the kernel preallocate, 32 bytes per key per
+//! then reads 40 bytes per key whatever the node's CPU count (per-CPU
+//! values made it copy, and the kernel preallocate, their size per key per
 //! possible CPU: 128 MiB for the default 16,384 keys on 256 CPUs). The
 //! price is that threads of one pod counting the same ioctl on the same
 //! device at once share a cache line.
@@ -29,12 +31,14 @@ use core::intrinsics::{AtomicOrdering, atomic_xadd};
 
 use aya_ebpf::{
     bindings::{BPF_F_NO_PREALLOC, BPF_NOEXIST},
-    helpers::{bpf_get_current_cgroup_id, bpf_get_current_pid_tgid, bpf_ktime_get_ns},
+    helpers::{
+        bpf_get_current_cgroup_id, bpf_get_current_pid_tgid, bpf_get_numa_node_id, bpf_ktime_get_ns,
+    },
     macros::map,
     maps::{Array, HashMap, PerCpuArray, PerCpuHashMap, RingBuf},
 };
 use kubenpu_ebpf::{
-    CountKey, CountValue, DURATION_BUCKETS, DurationKey, Inflight, IoctlEntry, Layout, Loss,
+    CountKey, CountValue, DURATION_BUCKETS, DurationKey, Inflight, Layout, Loss, NO_NUMA_NODE,
     OwnerRecord,
 };
 
@@ -83,12 +87,13 @@ filter::programs!(kubenpu_fentry, kubenpu_kprobe, enter);
 /// A kept call enters: count it (unless it is the restart of one already
 /// counted) and remember it for its exit.
 #[inline(always)]
-fn enter(call: &filter::Call, nr: u32, entry: &IoctlEntry) {
+fn enter(call: &filter::Call, kept: &filter::Kept) {
+    let entry = kept.entry;
     let key = CountKey {
         // SAFETY: a helper without arguments.
         cgroup_id: unsafe { bpf_get_current_cgroup_id() },
         dev: call.rdev,
-        nr,
+        nr: kept.nr,
     };
     let thread = bpf_get_current_pid_tgid();
     let mut earlier_ns = 0;
@@ -105,14 +110,14 @@ fn enter(call: &filter::Call, nr: u32, entry: &IoctlEntry) {
         // and moved on. It failed.
         Some(previous) if previous.restarting != 0 => {
             exit::conclude(previous, 1, 0, 0);
-            count(key);
+            count(key, kept.numa_node);
         }
         // The exit of this thread's previous call never ran.
         Some(_) => {
             lose(Loss::Unmeasured);
-            count(key);
+            count(key, kept.numa_node);
         }
-        None => count(key),
+        None => count(key, kept.numa_node),
     }
     let (size_at, bytes) = size::at_entry(call, entry);
     let inflight = Inflight {
@@ -133,12 +138,18 @@ fn enter(call: &filter::Call, nr: u32, entry: &IoctlEntry) {
     }
 }
 
-/// Counts one call of `key`.
+/// Counts one call of `key` on a device of NUMA node `device_node`, and
+/// whether it came from a CPU of another node.
 #[inline(always)]
-fn count(key: CountKey) {
-    match counter(key) {
-        Some(value) => add(value_field(value, Field::Calls), 1),
-        None => lose(Loss::MapFull),
+fn count(key: CountKey, device_node: u32) {
+    let Some(value) = counter(key) else {
+        lose(Loss::MapFull);
+        return;
+    };
+    add(value_field(value, Field::Calls), 1);
+    // SAFETY: a helper without arguments.
+    if device_node != NO_NUMA_NODE && device_node != unsafe { bpf_get_numa_node_id() } as u32 {
+        add(value_field(value, Field::Remote), 1);
     }
 }
 
@@ -170,6 +181,7 @@ enum Field {
     Failed,
     Ns,
     Bytes,
+    Remote,
 }
 
 #[inline(always)]
@@ -181,6 +193,7 @@ fn value_field(value: *mut CountValue, field: Field) -> *mut u64 {
             Field::Failed => &raw mut (*value).failed,
             Field::Ns => &raw mut (*value).ns,
             Field::Bytes => &raw mut (*value).bytes,
+            Field::Remote => &raw mut (*value).remote,
         }
     }
 }

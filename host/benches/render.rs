@@ -38,6 +38,7 @@ fn snapshot(count: usize) -> Snapshot {
                 failed: calls / 100,
                 ns: calls * 35_000,
                 bytes: calls * 4096,
+                remote: calls / 10,
             };
             (series, totals)
         })

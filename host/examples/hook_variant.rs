@@ -40,7 +40,7 @@ use kubenpu::{
     probe::{Btf, Side, VMLINUX_BTF, link_kprobe_multi, load_kprobe_multi, load_on_module},
     program::{FLOOR_OBJECT, PER_EVENT_OBJECT, TABLE_OBJECT},
 };
-use kubenpu_ebpf::{IoctlEntry, IoctlKey, global, map};
+use kubenpu_ebpf::{DeviceEntry, IoctlEntry, IoctlKey, global, map};
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -177,11 +177,14 @@ fn attach_one(
 /// ARRAY_DEVICES and ARRAY_IOCTLS from the agent's DEVICES and IOCTLS:
 /// each vendor slot gets an index, its 256 numbers a row of the array.
 fn fill_array_table(ebpf: &mut Ebpf) -> anyhow::Result<()> {
-    let devices: HashMap<&MapData, u32, u32> = HashMap::try_from(
+    let devices: HashMap<&MapData, u32, DeviceEntry> = HashMap::try_from(
         ebpf.map(map::DEVICES)
             .ok_or_else(|| anyhow::anyhow!("no DEVICES"))?,
     )?;
-    let slots: Vec<(u32, u32)> = devices.iter().collect::<Result<_, _>>()?;
+    let slots: Vec<(u32, u32)> = devices
+        .iter()
+        .map(|entry| entry.map(|(dev, device)| (dev, device.vendor_slot)))
+        .collect::<Result<_, _>>()?;
     let ioctls: HashMap<&MapData, IoctlKey, IoctlEntry> = HashMap::try_from(
         ebpf.map(map::IOCTLS)
             .ok_or_else(|| anyhow::anyhow!("no IOCTLS"))?,

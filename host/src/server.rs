@@ -193,6 +193,10 @@ pub struct AllocationRow {
     pub source: String,
     /// No counted call by the container on the device since it started.
     pub idle: bool,
+    /// The container's counted calls on the device so far.
+    pub calls: u64,
+    /// Of which made from a CPU of another NUMA node than the device's.
+    pub remote: u64,
 }
 
 /// Calls on a device not allocated to the caller, in
@@ -235,17 +239,31 @@ impl AllocationsReport {
         let Some(view) = snapshot.allocation else {
             return Self::default();
         };
+        let mut used: BTreeMap<(&Owner, &str), (u64, u64)> = BTreeMap::new();
+        for (series, totals) in &snapshot.ioctls {
+            let sum = used.entry((&series.owner, &series.device)).or_default();
+            sum.0 += totals.calls;
+            sum.1 += totals.remote;
+        }
         let allocated = view
             .holders
             .into_iter()
-            .map(|h| AllocationRow {
-                namespace: h.owner.namespace,
-                pod: h.owner.pod,
-                container: h.owner.container,
-                device: h.device.to_string(),
-                resource: h.resource,
-                source: h.source.as_str().to_owned(),
-                idle: h.idle,
+            .map(|h| {
+                let (calls, remote) = used
+                    .get(&(&h.owner, &*h.device))
+                    .copied()
+                    .unwrap_or_default();
+                AllocationRow {
+                    namespace: h.owner.namespace,
+                    pod: h.owner.pod,
+                    container: h.owner.container,
+                    device: h.device.to_string(),
+                    resource: h.resource,
+                    source: h.source.as_str().to_owned(),
+                    idle: h.idle,
+                    calls,
+                    remote,
+                }
             })
             .collect();
         let unallocated = view

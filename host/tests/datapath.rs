@@ -54,6 +54,64 @@ on_every_x86_64_kernel!(
     an_incompatible_layout_is_replaced_and_cleanup_removes_everything,
 );
 
+// Two NUMA nodes with virtio-gpu on the second: x86_64's pc machine.
+on_kernels!([sid => Sid]: calls_from_another_numa_node_are_counted_as_remote);
+
+/// Two NUMA nodes of one vCPU each, virtio-gpu behind an expander bridge
+/// on node 1: a workload pinned to node 1's CPU calls the device locally,
+/// one pinned to node 0's remotely, each call counted exactly.
+fn calls_from_another_numa_node_are_counted_as_remote(kernel: Kernel) {
+    const CALLS: u64 = 3000;
+    let results = run_with(
+        kernel,
+        |vm| vm.cpus(2).numa_nodes(2),
+        &format!(
+            "node=$(cat /sys/class/drm/$(basename $VIRTIO_RENDER)/device/numa_node)
+             [ \"$node\" = 1 ] || fail \"virtio-gpu is on NUMA node $node, not 1\"
+             start_agent
+             for side in near:1 far:0; do
+               name=${{side%:*}}
+               in_cgroup $name busybox taskset -c ${{side#*:}} kubenpu-workload \
+                 $VIRTIO_RENDER:0x48:{CALLS} $VIRTIO_RENDER:0x42:{CALLS} | sed \"s/^/$name /\" >> /shared/issued
+             done
+             snapshot final
+             busybox wget -q -O /shared/metrics http://127.0.0.1:8080/metrics
+             stop_agent"
+        ),
+    );
+    let json: serde_json::Value = serde_json::from_str(&results.file("final.counts.json")).unwrap();
+    let per_cgroup = |name: &str| {
+        let id = results.cgroup_id(name);
+        json["counters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["cgroup_id"] == id)
+            .fold((0, 0), |(calls, remote), c| {
+                (
+                    calls + c["calls"].as_u64().unwrap(),
+                    remote + c["remote"].as_u64().unwrap(),
+                )
+            })
+    };
+    assert_eq!(per_cgroup("near"), (2 * CALLS, 0), "{json}");
+    assert_eq!(per_cgroup("far"), (2 * CALLS, 2 * CALLS), "{json}");
+    // Both cgroups are outside pods: one series per kind, their sum.
+    let metrics = results.file("metrics");
+    let remote: u64 = metrics
+        .lines()
+        .filter(|l| l.starts_with("kubenpu_remote_numa_ioctl_total{"))
+        .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(remote, 2 * CALLS, "{metrics}");
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l.starts_with("kubenpu_device_info{") && l.contains(r#"numa_node="1""#)),
+        "{metrics}"
+    );
+}
+
 /// Two child cgroups and the root cgroup issue tracked and untracked
 /// ioctls on the tracked devices and on the unclaimed bochs device; the
 /// counters must equal the tracked calls exactly, and nothing else.
@@ -472,8 +530,9 @@ fn an_incompatible_layout_is_replaced_and_cleanup_removes_everything(kernel: Ker
          start_agent --max-counters 8192
          issue v2 $VIRTIO_RENDER:0x48:100
          snapshot final
-         # Programs are freed after an RCU grace period: give it 5 s.
-         settle() { for i in $(seq 50); do [ \"$(prog_stats | wc -l)\" -le \"$1\" ] && break; sleep 0.1; done; }
+         # Programs are freed after an RCU grace period: give it 5 s. The
+         # running agent's map iterators are not hooks.
+         settle() { for i in $(seq 50); do [ \"$(prog_stats | grep -vc ^kubenpu_dump)\" -le \"$1\" ] && break; sleep 0.1; done; }
          settle 2
          prog_stats > /shared/programs
          stop_agent
@@ -493,10 +552,15 @@ fn an_incompatible_layout_is_replaced_and_cleanup_removes_everything(kernel: Ker
         results.file("pins").split_whitespace().collect::<Vec<_>>(),
         ["exit-link", "exit-program", "link", "maps", "program"]
     );
+    let programs = results.file("programs");
+    let (iterators, hooks): (Vec<&str>, Vec<&str>) = programs
+        .lines()
+        .partition(|l| l.starts_with("kubenpu_dump"));
     assert_eq!(
-        results.file("programs").lines().count(),
+        hooks.len(),
         2,
-        "the replaced programs must be gone, the entry and exit programs running"
+        "the replaced programs must be gone, the entry and exit programs running: {programs}"
     );
+    assert_eq!(iterators.len(), 3, "the agent's map iterators: {programs}");
     assert_eq!(results.file("programs-after-cleanup"), "");
 }

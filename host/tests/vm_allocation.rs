@@ -201,7 +201,7 @@ fn allocations_join_what_kubelet_gave_with_what_pods_call(kernel: Kernel) {
         let table = kubenpuctl_allocations(&host.agent, false);
         let idle: Vec<&str> = table
             .lines()
-            .filter(|l| l.starts_with("ml ") && l.trim_end().ends_with(" idle"))
+            .filter(|l| l.split_whitespace().nth(6) == Some("idle"))
             .collect();
         assert_eq!(idle.len(), 1, "{table}");
         assert!(
@@ -212,7 +212,9 @@ fn allocations_join_what_kubelet_gave_with_what_pods_call(kernel: Kernel) {
                 display.address.as_str(),
                 "kubenpu.test/display",
                 "device_plugin",
-                "idle"
+                "idle",
+                "0",
+                "0"
             ]),
             "{table}"
         );
@@ -229,7 +231,17 @@ fn allocations_join_what_kubelet_gave_with_what_pods_call(kernel: Kernel) {
         );
         let json: serde_json::Value =
             serde_json::from_str(&kubenpuctl_allocations(&host.agent, true)).unwrap();
-        assert_eq!(json["allocated"].as_array().unwrap().len(), 6, "{json}");
+        let allocated = json["allocated"].as_array().unwrap();
+        assert_eq!(allocated.len(), 6, "{json}");
+        // Each row carries the container's calls on the device.
+        for row in allocated {
+            let pod = row["pod"].as_str().unwrap();
+            let calls = PODS
+                .iter()
+                .find(|(name, _)| *name == pod)
+                .map_or(0, |(_, calls)| *calls);
+            assert_eq!(row["calls"], calls, "{pod}: {json}");
+        }
         assert_eq!(json["fresh"], true, "{json}");
     });
 

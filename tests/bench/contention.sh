@@ -15,7 +15,7 @@ ROUNDS=${ROUNDS:-3}
 THREADS=${THREADS:-$(nproc)}
 CALLS=${CALLS:-20000}
 echo 1 > /proc/sys/kernel/bpf_stats_enabled
-stats() { prog_stats | awk '{if ($2 > c) c = $2; t += $3} END {print c + 0, t + 0}'; }
+stats() { prog_stats | grep -v '^kubenpu_dump' | awk '{if ($2 > c) c = $2; t += $3} END {print c + 0, t + 0}'; }
 counted() {
   kubenpuctl counts | awk -v dev="$1" '$2 == dev && $3 == "0x48" {s += $4} END {print s + 0}'
 }

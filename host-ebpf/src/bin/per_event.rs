@@ -9,7 +9,7 @@
 #![no_main]
 
 use aya_ebpf::{helpers::bpf_get_current_cgroup_id, macros::map, maps::RingBuf};
-use kubenpu_ebpf::{CountKey, IoctlEntry};
+use kubenpu_ebpf::CountKey;
 
 #[path = "../filter.rs"]
 #[allow(
@@ -31,13 +31,13 @@ filter::programs!(kubenpu_per_event_fentry, kubenpu_per_event_kprobe, emit);
 /// One event per counted call; a full buffer drops it (the reader counts
 /// what it gets, so a drop shows as a shortfall).
 #[inline(always)]
-fn emit(call: &filter::Call, nr: u32, _entry: &IoctlEntry) {
+fn emit(call: &filter::Call, kept: &filter::Kept) {
     if let Some(mut entry) = EVENTS.reserve::<CountKey>(0) {
         entry.write(CountKey {
             // SAFETY: a helper without arguments.
             cgroup_id: unsafe { bpf_get_current_cgroup_id() },
             dev: call.rdev,
-            nr,
+            nr: kept.nr,
         });
         entry.submit(0);
     }

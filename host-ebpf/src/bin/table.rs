@@ -26,7 +26,7 @@ filter::programs!(kubenpu_table_hash_fentry, kubenpu_table_hash_kprobe, keep);
 
 /// Nothing: the lookups are what is measured.
 #[inline(always)]
-fn keep(_call: &filter::Call, _nr: u32, _entry: &IoctlEntry) {}
+fn keep(_call: &filter::Call, _kept: &filter::Kept) {}
 
 /// Device node -> the vendor's index in ARRAY_IOCTLS, filled by
 /// `hook_variant` from the agent's DEVICES.

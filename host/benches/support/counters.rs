@@ -31,6 +31,7 @@ pub fn counters_with(keys: usize) -> Map {
             failed: 1,
             ns: 35_000 * (i as u64 + 1),
             bytes: 4096,
+            remote: i as u64 % 2,
         };
         counts.insert(key, value, 0).expect("room for the key");
     }

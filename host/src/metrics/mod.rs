@@ -9,7 +9,7 @@ mod allocation;
 mod fdinfo;
 mod process;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use prometheus_client::{
     collector::Collector,
@@ -281,6 +281,20 @@ impl Collector for Snapshot {
             ),
             |series, v| (series.kind == Kind::Alloc).then_some(v.bytes),
         )?;
+        let on_a_numa_node: HashSet<&str> = self
+            .devices
+            .iter()
+            .filter(|d| !d.numa_node.is_empty())
+            .map(|d| d.device.as_str())
+            .collect();
+        self.encode_per_pod(
+            &mut encoder,
+            (
+                "kubenpu_remote_numa_ioctl",
+                "Counted calls made from a CPU of another NUMA node than the device's, by pod, container, device and kind; only for devices whose NUMA node the machine names.",
+            ),
+            |series, v| on_a_numa_node.contains(&*series.device).then_some(v.remote),
+        )?;
 
         let mut family = encoder.encode_descriptor(
             "kubenpu_ioctl_duration_seconds",
@@ -434,6 +448,7 @@ mod tests {
             failed,
             ns,
             bytes,
+            remote: calls / 2,
         };
         let mut buckets = [0; kubenpu_ebpf::DURATION_BUCKETS as usize];
         // Two calls under 1 µs, one of 20 ms (bucket 24: 2^24 ns = 16.8 ms).
@@ -488,6 +503,8 @@ mod tests {
             r#"kubenpu_ioctl_seconds_total{pod="web",namespace="default",container="main",device="0000:00:02.0",vendor="i915",kind="submit"} 1.5"#,
             r#"kubenpu_ioctl_seconds_total{pod="",namespace="",container="",device="0000:00:02.0",vendor="i915",kind="wait"} 0.04"#,
             r#"kubenpu_alloc_bytes_total{pod="web",namespace="default",container="main",device="0000:00:02.0",vendor="i915",kind="alloc"} 12288"#,
+            r#"kubenpu_remote_numa_ioctl_total{pod="web",namespace="default",container="main",device="0000:00:02.0",vendor="i915",kind="submit"} 2"#,
+            r#"kubenpu_remote_numa_ioctl_total{pod="",namespace="",container="",device="0000:00:02.0",vendor="i915",kind="wait"} 1"#,
             "# TYPE kubenpu_ioctl_duration_seconds histogram",
             r#"kubenpu_ioctl_duration_seconds_bucket{device="0000:00:02.0",vendor="i915",kind="wait",le="1.024e-06"} 2"#,
             r#"kubenpu_ioctl_duration_seconds_bucket{device="0000:00:02.0",vendor="i915",kind="wait",le="0.016777216"} 2"#,

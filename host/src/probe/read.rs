@@ -316,6 +316,7 @@ mod tests {
             failed: i,
             ns: 1000 * i + 7,
             bytes: 4096 * i,
+            remote: i / 3,
         }
     }
 
@@ -415,7 +416,7 @@ mod tests {
             "{refused}"
         );
         assert!(
-            refused.to_string().contains("key 16 bytes, value 32 bytes"),
+            refused.to_string().contains("key 16 bytes, value 40 bytes"),
             "{refused}"
         );
     }

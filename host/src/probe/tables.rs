@@ -9,7 +9,9 @@ use aya::{
     Ebpf,
     maps::{HashMap, MapData},
 };
-use kubenpu_ebpf::{IoctlEntry, IoctlKey, MAX_DEVICE_NODES, kind, map, size, vendor_slot};
+use kubenpu_ebpf::{
+    DeviceEntry, IoctlEntry, IoctlKey, MAX_DEVICE_NODES, NO_NUMA_NODE, kind, map, size, vendor_slot,
+};
 use kubenpu_sdk::{Kind, Phase, TableEntry};
 
 use super::ProbeError;
@@ -50,8 +52,8 @@ fn kernel_entry(entry: &TableEntry) -> IoctlEntry {
     out
 }
 
-/// DEVICES' content: kernel dev_t -> vendor slot.
-type DeviceSlots = BTreeMap<u32, u32>;
+/// DEVICES' content: kernel dev_t -> vendor slot and NUMA node.
+type DeviceSlots = BTreeMap<u32, DeviceEntry>;
 /// IOCTLS' content: (vendor slot, nr) -> entry.
 type IoctlKinds = BTreeMap<(u32, u32), IoctlEntry>;
 
@@ -75,10 +77,14 @@ fn desired(table: &DeviceTable) -> (DeviceSlots, IoctlKinds, usize) {
     let mut devices: DeviceSlots = table
         .claimed()
         .flat_map(|(device, vendor)| {
+            let entry = DeviceEntry {
+                vendor_slot: vendor_slot(vendor.name()),
+                numa_node: device.numa_node.unwrap_or(NO_NUMA_NODE),
+            };
             device
                 .nodes
                 .iter()
-                .map(|n| (n.dev.kernel_dev_t(), vendor_slot(vendor.name())))
+                .map(move |n| (n.dev.kernel_dev_t(), entry))
         })
         .collect();
     let mut left_out = 0;
@@ -102,9 +108,9 @@ pub fn upload(ebpf: &mut Ebpf, table: &DeviceTable) -> Result<(), ProbeError> {
         }
     }
     {
-        let mut map = hash_map::<u32, u32>(ebpf, map::DEVICES)?;
-        for (&dev, &slot) in &devices {
-            map.insert(dev, slot, 0).map_err(other)?;
+        let mut map = hash_map::<u32, DeviceEntry>(ebpf, map::DEVICES)?;
+        for (&dev, &entry) in &devices {
+            map.insert(dev, entry, 0).map_err(other)?;
         }
         let stale: Vec<u32> = map
             .keys()

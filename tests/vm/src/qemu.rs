@@ -32,6 +32,7 @@ pub struct Vm {
     timeout: Duration,
     cpus: u32,
     memory_mib: u32,
+    numa_nodes: u32,
     echo: bool,
 }
 
@@ -62,6 +63,7 @@ impl Vm {
             timeout: Duration::from_secs(180),
             cpus: 2,
             memory_mib: 1024,
+            numa_nodes: 1,
             echo: false,
         }
     }
@@ -138,6 +140,15 @@ impl Vm {
         self
     }
 
+    /// Splits the vCPUs and the memory evenly into `nodes` NUMA nodes, and
+    /// puts virtio-gpu behind a PCI expander bridge on the last one, so
+    /// the guest's sysfs gives the device that `numa_node` (x86_64 guests:
+    /// the bridge is the `pc` machine's).
+    pub fn numa_nodes(mut self, nodes: u32) -> Self {
+        self.numa_nodes = nodes;
+        self
+    }
+
     /// Prints the command's output to stdout as it arrives.
     pub fn echo(mut self, echo: bool) -> Self {
         self.echo = echo;
@@ -149,6 +160,18 @@ impl Vm {
     /// without a status or outlives the timeout is an error carrying the
     /// tail of the console.
     pub fn run(self, command: &str) -> Result<Outcome> {
+        if self.numa_nodes > 1 {
+            anyhow::ensure!(
+                self.kernel.arch() == Arch::Amd64,
+                "NUMA guests are x86_64 only (the expander bridge is the pc machine's)"
+            );
+            anyhow::ensure!(
+                self.cpus.is_multiple_of(self.numa_nodes),
+                "{} vCPUs do not split evenly into {} NUMA nodes",
+                self.cpus,
+                self.numa_nodes
+            );
+        }
         let image = self.kernel.fetch()?;
         let index = ModuleIndex::load(&image.modules)?;
         let wanted: Vec<&str> = BASE_MODULES
@@ -257,7 +280,7 @@ impl Vm {
                 "console={} panic=-1 quiet loglevel=3",
                 arch.console()
             ))
-            .args(["-device", "virtio-gpu-pci"])
+            .args(self.gpu_on_the_main_bus())
             .args(self.devices.iter().flat_map(|d| ["-device", d.as_str()]))
             .arg("-fsdev")
             .arg(format!(
@@ -274,10 +297,57 @@ impl Vm {
             cmd.args(["-netdev", &format!("user,id=net0{forwards}")])
                 .args(["-device", "virtio-net-pci,netdev=net0"]);
         }
+        // Last: qemu would put a device without a bus behind an expander
+        // bridge created before it, where only bridges may go.
+        cmd.args(self.numa());
         cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         cmd
+    }
+}
+
+impl Vm {
+    /// virtio-gpu's option where it is the first device (`0000:00:02.0`):
+    /// with one NUMA node.
+    fn gpu_on_the_main_bus(&self) -> &'static [&'static str] {
+        if self.numa_nodes > 1 {
+            &[]
+        } else {
+            &["-device", "virtio-gpu-pci"]
+        }
+    }
+
+    /// With more than one NUMA node, their options and virtio-gpu's: on
+    /// the last node, behind a PCI expander bridge (its ACPI proximity is
+    /// the node).
+    fn numa(&self) -> Vec<String> {
+        let nodes = self.numa_nodes;
+        if nodes <= 1 {
+            return Vec::new();
+        }
+        let (cpus, memory) = (self.cpus / nodes, self.memory_mib / nodes);
+        let mut args = Vec::new();
+        for node in 0..nodes {
+            let first = node * cpus;
+            args.extend([
+                "-object".into(),
+                format!("memory-backend-ram,id=node{node},size={memory}M"),
+                "-numa".into(),
+                format!(
+                    "node,nodeid={node},cpus={first}-{},memdev=node{node}",
+                    first + cpus - 1
+                ),
+            ]);
+        }
+        let last = nodes - 1;
+        args.extend([
+            "-device".into(),
+            format!("pxb,id=numa{last},bus_nr=64,numa_node={last},bus=pci.0"),
+            "-device".into(),
+            format!("virtio-gpu-pci,bus=numa{last}"),
+        ]);
+        args
     }
 }
 

@@ -220,6 +220,7 @@ struct CounterRow {
     failed: u64,
     ns: u64,
     bytes: u64,
+    remote: u64,
 }
 
 fn counter_rows(counters: &[Counter]) -> Vec<CounterRow> {
@@ -233,6 +234,7 @@ fn counter_rows(counters: &[Counter]) -> Vec<CounterRow> {
             failed: c.value.failed,
             ns: c.value.ns,
             bytes: c.value.bytes,
+            remote: c.value.remote,
         })
         .collect()
 }
@@ -282,10 +284,11 @@ pub fn counts(reading: &Reading, format: Format) -> String {
             r.failed.to_string(),
             format!("{:.6}", r.ns as f64 / 1e9),
             r.bytes.to_string(),
+            r.remote.to_string(),
         ]
     });
     let header = [
-        "CGROUP", "DEVICE", "NR", "CALLS", "FAILED", "SECONDS", "BYTES",
+        "CGROUP", "DEVICE", "NR", "CALLS", "FAILED", "SECONDS", "BYTES", "REMOTE",
     ];
     let mut out = aligned(&header, rows);
     for (reason, lost) in &reading.losses {
@@ -419,9 +422,10 @@ pub fn top(before: &server::UsageReport, after: &server::UsageReport, seconds: f
 }
 
 /// `kubenpuctl allocations`: whether kubelet's word is fresh, the devices
-/// allocated to running containers (`idle` or `used`), and the calls on
-/// devices not allocated to the caller; or the report as JSON. `now` is
-/// Unix time in seconds.
+/// allocated to running containers (`idle` or `used`, the container's
+/// calls on each and how many came from another NUMA node), and the calls
+/// on devices not allocated to the caller; or the report as JSON. `now`
+/// is Unix time in seconds.
 pub fn allocations(report: &server::AllocationsReport, now: f64, format: Format) -> String {
     if format == Format::Json {
         return json(report);
@@ -454,6 +458,8 @@ pub fn allocations(report: &server::AllocationsReport, now: f64, format: Format)
             r.resource.clone(),
             r.source.clone(),
             if r.idle { "idle" } else { "used" }.to_owned(),
+            r.calls.to_string(),
+            r.remote.to_string(),
         ]
     });
     out.push_str(&aligned(
@@ -465,6 +471,8 @@ pub fn allocations(report: &server::AllocationsReport, now: f64, format: Format)
             "RESOURCE",
             "SOURCE",
             "STATE",
+            "CALLS",
+            "REMOTE",
         ],
         allocated,
     ));
@@ -527,14 +535,16 @@ mod tests {
     use kubenpu::server::{EngineRow, MemoryRow, UsageReport, UsageRow};
 
     fn allocations_report(fresh: bool) -> server::AllocationsReport {
-        let allocated = |pod: &str, device: &str, idle| server::AllocationRow {
+        let allocated = |pod: &str, device: &str, calls: u64| server::AllocationRow {
             namespace: "ml".into(),
             pod: pod.into(),
             container: "main".into(),
             device: device.into(),
             resource: "amd.com/gpu".into(),
             source: "device_plugin".into(),
-            idle,
+            idle: calls == 0,
+            calls,
+            remote: calls / 4,
         };
         server::AllocationsReport {
             joining: true,
@@ -542,8 +552,8 @@ mod tests {
             fresh,
             last_sync: Some(1000.0),
             allocated: vec![
-                allocated("train-0", "0000:03:00.0", true),
-                allocated("infer-0", "0000:04:00.0", false),
+                allocated("train-0", "0000:03:00.0", 0),
+                allocated("infer-0", "0000:04:00.0", 1200),
             ],
             unallocated: vec![server::UnallocatedRow {
                 holder: holder("snoop"),
@@ -560,9 +570,9 @@ mod tests {
         assert_eq!(
             text,
             "kubelet's allocations: last listed 12 s ago
-NAMESPACE  POD      CONTAINER  DEVICE        RESOURCE     SOURCE         STATE
-ml         train-0  main       0000:03:00.0  amd.com/gpu  device_plugin  idle
-ml         infer-0  main       0000:04:00.0  amd.com/gpu  device_plugin  used
+NAMESPACE  POD      CONTAINER  DEVICE        RESOURCE     SOURCE         STATE  CALLS  REMOTE
+ml         train-0  main       0000:03:00.0  amd.com/gpu  device_plugin  idle   0      0
+ml         infer-0  main       0000:04:00.0  amd.com/gpu  device_plugin  used   1200   300
 
 calls on devices not allocated to the caller:
 NAMESPACE  POD    CONTAINER  DEVICE        KIND    CALLS
