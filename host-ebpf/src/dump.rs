@@ -1,6 +1,7 @@
-//! Dumps of the maps the agent reads on every scrape and sweep, as BPF
-//! map-element iterators: each writes its element's key and value, as the
-//! map holds them, to the reader's buffer.
+//! Dumps of the maps the agent reads on every scrape and sweep, and of
+//! those it reads as it starts (its tables and the owners' records), as
+//! BPF map-element iterators: each writes its element's key and value, as
+//! the map holds them, to the reader's buffer.
 //!
 //! Why not `bpf(2)` lookups: the kernel copies a map element for a lookup
 //! with `bpf_prog_active` raised, while the copying task can still be
@@ -14,7 +15,9 @@
 use core::ffi::c_void;
 
 use aya_ebpf::{bindings::seq_file, helpers::bpf_seq_write};
-use kubenpu_ebpf::{CountKey, CountValue, DurationKey};
+use kubenpu_ebpf::{
+    CountKey, CountValue, DeviceEntry, DurationKey, IoctlEntry, IoctlKey, OwnerRecord,
+};
 
 /// Possible CPUs, set by the agent: an iterator sees a per-CPU value as
 /// one 8-byte slot per possible CPU.
@@ -94,4 +97,37 @@ fn kubenpu_dump_durations(ctx: *const c_void) -> i32 {
 #[unsafe(link_section = "iter/bpf_map_elem")]
 fn kubenpu_dump_losses(ctx: *const c_void) -> i32 {
     dump(ctx, size_of::<u32>() as u32, per_cpu_u64())
+}
+
+/// The IOCTLS map: an [`IoctlKey`] and its [`IoctlEntry`] per element.
+#[unsafe(no_mangle)]
+#[unsafe(link_section = "iter/bpf_map_elem")]
+fn kubenpu_dump_ioctls(ctx: *const c_void) -> i32 {
+    dump(
+        ctx,
+        size_of::<IoctlKey>() as u32,
+        size_of::<IoctlEntry>() as u32,
+    )
+}
+
+/// The DEVICES map: a `u32` dev_t and its [`DeviceEntry`] per element.
+#[unsafe(no_mangle)]
+#[unsafe(link_section = "iter/bpf_map_elem")]
+fn kubenpu_dump_devices(ctx: *const c_void) -> i32 {
+    dump(
+        ctx,
+        size_of::<u32>() as u32,
+        size_of::<DeviceEntry>() as u32,
+    )
+}
+
+/// The OWNERS map: a `u64` cgroup id and its [`OwnerRecord`] per element.
+#[unsafe(no_mangle)]
+#[unsafe(link_section = "iter/bpf_map_elem")]
+fn kubenpu_dump_owners(ctx: *const c_void) -> i32 {
+    dump(
+        ctx,
+        size_of::<u64>() as u32,
+        size_of::<OwnerRecord>() as u32,
+    )
 }

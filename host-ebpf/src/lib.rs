@@ -32,6 +32,12 @@ pub mod program {
     /// Iterator over [`LOSSES`](super::map::LOSSES): each reason and its
     /// per-CPU values.
     pub const DUMP_LOSSES: &str = "kubenpu_dump_losses";
+    /// Iterator over [`IOCTLS`](super::map::IOCTLS).
+    pub const DUMP_IOCTLS: &str = "kubenpu_dump_ioctls";
+    /// Iterator over [`DEVICES`](super::map::DEVICES).
+    pub const DUMP_DEVICES: &str = "kubenpu_dump_devices";
+    /// Iterator over [`OWNERS`](super::map::OWNERS).
+    pub const DUMP_OWNERS: &str = "kubenpu_dump_owners";
 }
 
 /// Map names in the object.
@@ -242,7 +248,7 @@ pub const NO_NUMA_NODE: u32 = u32::MAX;
 
 /// Key of the per-vendor ioctl table.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct IoctlKey {
     /// The vendor's slot, as the DEVICES map gives it.
     pub vendor_slot: u32,

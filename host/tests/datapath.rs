@@ -561,6 +561,6 @@ fn an_incompatible_layout_is_replaced_and_cleanup_removes_everything(kernel: Ker
         2,
         "the replaced programs must be gone, the entry and exit programs running: {programs}"
     );
-    assert_eq!(iterators.len(), 3, "the agent's map iterators: {programs}");
+    assert_eq!(iterators.len(), 6, "the agent's map iterators: {programs}");
     assert_eq!(results.file("programs-after-cleanup"), "");
 }

@@ -1,5 +1,6 @@
-//! The maps every scrape and sweep reads, read through the program's BPF
-//! map-element iterators (`host-ebpf`'s `dump.rs`) instead of `bpf(2)`
+//! The maps every scrape and sweep reads, and those a starting agent
+//! reads (its tables, the owners' records), read through the program's
+//! BPF map-element iterators (`host-ebpf`'s `dump.rs`) instead of `bpf(2)`
 //! lookups: a lookup's copy raises `bpf_prog_active` while the agent can
 //! be preempted, and a workload's call on that CPU meanwhile is skipped
 //! by the kprobe hooks (counted as `recursion`). An iterator never raises
@@ -16,7 +17,9 @@ use std::{
 };
 
 use aya::Ebpf;
-use kubenpu_ebpf::{CountValue, DurationKey, map, program};
+use kubenpu_ebpf::{
+    CountKey, CountValue, DeviceEntry, DurationKey, IoctlEntry, IoctlKey, OwnerRecord, map, program,
+};
 
 use super::{
     Btf, ProbeError,
@@ -35,6 +38,9 @@ pub struct Dumps {
     counts: OwnedFd,
     durations: OwnedFd,
     losses: OwnedFd,
+    ioctls: OwnedFd,
+    devices: OwnedFd,
+    owners: OwnedFd,
     /// Possible CPUs: a per-CPU value has one `u64` per possible CPU.
     cpus: usize,
 }
@@ -65,22 +71,34 @@ impl Dumps {
             counts: bind(program::DUMP_COUNTS, map::COUNTS)?,
             durations: bind(program::DUMP_DURATIONS, map::DURATIONS)?,
             losses: bind(program::DUMP_LOSSES, map::LOSSES)?,
+            ioctls: bind(program::DUMP_IOCTLS, map::IOCTLS)?,
+            devices: bind(program::DUMP_DEVICES, map::DEVICES)?,
+            owners: bind(program::DUMP_OWNERS, map::OWNERS)?,
             cpus,
         })
     }
 
     /// Every counter, in key order.
     pub fn counters(&self) -> Result<Vec<Counter>, ProbeError> {
-        let mut all: Vec<Counter> = records(&self.counts, size_of::<CountValue>())?
+        Ok(pairs::<CountKey, CountValue>(&self.counts)?
             .into_iter()
-            .map(|(key, value)| Counter {
-                key,
-                // SAFETY: the iterator wrote the map's whole CountValue.
-                value: unsafe { std::ptr::read_unaligned(value.as_ptr().cast()) },
-            })
-            .collect();
-        sorted_once(&mut all, |c| c.key);
-        Ok(all)
+            .map(|(key, value)| Counter { key, value })
+            .collect())
+    }
+
+    /// The vendors' ioctl tables in force, in key order.
+    pub fn ioctls(&self) -> Result<Vec<(IoctlKey, IoctlEntry)>, ProbeError> {
+        pairs(&self.ioctls)
+    }
+
+    /// The counted device nodes in force, in key order.
+    pub fn devices(&self) -> Result<Vec<(u32, DeviceEntry)>, ProbeError> {
+        pairs(&self.devices)
+    }
+
+    /// Every owner's record, in cgroup id order.
+    pub fn owners(&self) -> Result<Vec<(u64, OwnerRecord)>, ProbeError> {
+        pairs(&self.owners)
     }
 
     /// Every bucket of the duration histogram, its calls summed over the
@@ -103,6 +121,21 @@ impl Dumps {
         sorted_once(&mut all, |(key, _)| *key);
         Ok(all)
     }
+}
+
+/// Every element of the map behind `link`, in key order.
+fn pairs<K: aya::Pod + Ord, V: aya::Pod>(link: &OwnedFd) -> Result<Vec<(K, V)>, ProbeError> {
+    let mut all: Vec<(K, V)> = records(link, size_of::<V>())?
+        .into_iter()
+        // SAFETY: V is plain old data, written whole by the iterator.
+        .map(|(key, value)| {
+            (key, unsafe {
+                std::ptr::read_unaligned(value.as_ptr().cast())
+            })
+        })
+        .collect();
+    sorted_once(&mut all, |(key, _)| *key);
+    Ok(all)
 }
 
 /// One pass of iterator `link`: every element's key, and its value's

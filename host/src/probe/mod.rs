@@ -197,7 +197,11 @@ impl Probe {
         let mut ebpf = loader
             .load(OBJECT)
             .map_err(|e| ProbeError::classify(&e, Stage::Load, e.to_string(), ProbeError::Other))?;
-        pins::write_layout(&mut ebpf, &config)?;
+        // Adopted maps hold this layout already: no write (each raises
+        // bpf_prog_active while the workloads run).
+        if fresh_maps {
+            pins::write_layout(&mut ebpf, &config)?;
+        }
         let attached = attach::attach(&mut ebpf, &config, &vmlinux, fresh_maps)?;
         let dumps = Dumps::load(&ebpf, &vmlinux, cpus, config.debug).map_err(|e| e.to_string());
         Ok(Self {
@@ -255,7 +259,14 @@ impl Probe {
     /// Makes the kernel's device and ioctl tables equal to `table`'s,
     /// without touching any counter.
     pub fn upload(&mut self, table: &crate::device_table::DeviceTable) -> Result<(), ProbeError> {
-        tables::upload(&mut self.ebpf, table)
+        let current = match &self.dumps {
+            Ok(dumps) => Some(tables::Current {
+                ioctls: dumps.ioctls()?.into_iter().collect(),
+                devices: dumps.devices()?.into_iter().collect(),
+            }),
+            Err(_) => None,
+        };
+        tables::upload(&mut self.ebpf, current, table)
     }
 
     /// What the programs have counted, measured and lost, so far.
@@ -270,7 +281,10 @@ impl Probe {
 
     /// Every cgroup's owner as recorded in the pinned OWNERS map.
     pub fn owners(&self) -> Result<Vec<(u64, kubenpu_ebpf::OwnerRecord)>, ProbeError> {
-        owners::all(&self.ebpf)
+        match &self.dumps {
+            Ok(dumps) => dumps.owners(),
+            Err(_) => owners::all(&self.ebpf),
+        }
     }
 
     /// Records cgroup `id`'s owner.

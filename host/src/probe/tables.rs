@@ -54,8 +54,8 @@ fn kernel_entry(entry: &TableEntry) -> IoctlEntry {
 
 /// DEVICES' content: kernel dev_t -> vendor slot and NUMA node.
 type DeviceSlots = BTreeMap<u32, DeviceEntry>;
-/// IOCTLS' content: (vendor slot, nr) -> entry.
-type IoctlKinds = BTreeMap<(u32, u32), IoctlEntry>;
+/// IOCTLS' content.
+type IoctlKinds = BTreeMap<IoctlKey, IoctlEntry>;
 
 /// What the maps should hold for `table`, and how many device nodes are
 /// left out because DEVICES is full. Vendor slots are distinct: the
@@ -67,11 +67,13 @@ fn desired(table: &DeviceTable) -> (DeviceSlots, IoctlKinds, usize) {
         .iter()
         .flat_map(|plugin| {
             let slot = vendor_slot(plugin.name());
-            plugin
-                .description
-                .ioctls
-                .iter()
-                .map(move |entry| ((slot, u32::from(entry.nr)), kernel_entry(entry)))
+            plugin.description.ioctls.iter().map(move |entry| {
+                let key = IoctlKey {
+                    vendor_slot: slot,
+                    nr: u32::from(entry.nr),
+                };
+                (key, kernel_entry(entry))
+            })
         })
         .collect();
     let mut devices: DeviceSlots = table
@@ -95,45 +97,84 @@ fn desired(table: &DeviceTable) -> (DeviceSlots, IoctlKinds, usize) {
     (devices, ioctls, left_out)
 }
 
+/// What DEVICES and IOCTLS hold now, read without `bpf(2)` copies.
+pub struct Current {
+    /// IOCTLS' content.
+    pub ioctls: IoctlKinds,
+    /// DEVICES' content.
+    pub devices: DeviceSlots,
+}
+
 /// Makes DEVICES and IOCTLS hold exactly what `table` calls for, as far
 /// as they can: device nodes beyond DEVICES' capacity are left out, and
-/// that is an error once everything else is in place.
-pub fn upload(ebpf: &mut Ebpf, table: &DeviceTable) -> Result<(), ProbeError> {
+/// that is an error once everything else is in place. Knowing their
+/// `current` content, it writes and deletes only what differs: every
+/// `bpf(2)` write raises the CPU's `bpf_prog_active`, which makes the
+/// kprobe hooks skip calls on that CPU if the agent is preempted inside
+/// it, and a restarted agent finds the tables it would write in force.
+pub fn upload(
+    ebpf: &mut Ebpf,
+    current: Option<Current>,
+    table: &DeviceTable,
+) -> Result<(), ProbeError> {
     let (devices, ioctls, left_out) = desired(table);
+    let (current_ioctls, current_devices) = match current {
+        Some(Current { ioctls, devices }) => (Some(ioctls), Some(devices)),
+        None => (None, None),
+    };
+    // New entries before new devices, stale devices before stale entries:
+    // a counted device always finds its vendor's table.
+    write_missing(
+        &mut hash_map(ebpf, map::IOCTLS)?,
+        &ioctls,
+        current_ioctls.as_ref(),
+    )?;
     {
-        let mut map = hash_map::<IoctlKey, IoctlEntry>(ebpf, map::IOCTLS)?;
-        for (&(vendor_slot, nr), entry) in &ioctls {
-            map.insert(IoctlKey { vendor_slot, nr }, entry, 0)
-                .map_err(other)?;
-        }
+        let mut map = hash_map(ebpf, map::DEVICES)?;
+        write_missing(&mut map, &devices, current_devices.as_ref())?;
+        remove_stale(&mut map, &devices, current_devices.as_ref())?;
     }
-    {
-        let mut map = hash_map::<u32, DeviceEntry>(ebpf, map::DEVICES)?;
-        for (&dev, &entry) in &devices {
-            map.insert(dev, entry, 0).map_err(other)?;
-        }
-        let stale: Vec<u32> = map
-            .keys()
-            .filter_map(Result::ok)
-            .filter(|d| !devices.contains_key(d))
-            .collect();
-        for dev in stale {
-            map.remove(&dev).map_err(other)?;
-        }
-    }
-    let mut map = hash_map::<IoctlKey, IoctlEntry>(ebpf, map::IOCTLS)?;
-    let stale: Vec<IoctlKey> = map
-        .keys()
-        .filter_map(Result::ok)
-        .filter(|k| !ioctls.contains_key(&(k.vendor_slot, k.nr)))
-        .collect();
-    for key in stale {
-        map.remove(&key).map_err(other)?;
-    }
+    remove_stale(
+        &mut hash_map(ebpf, map::IOCTLS)?,
+        &ioctls,
+        current_ioctls.as_ref(),
+    )?;
     if left_out > 0 {
         return Err(other(format!(
             "{left_out} device node(s) are not counted: the kernel's device table holds {MAX_DEVICE_NODES}"
         )));
+    }
+    Ok(())
+}
+
+/// Writes every entry of `desired` that `current` (where known) lacks or
+/// holds otherwise.
+fn write_missing<K: aya::Pod + Ord, V: aya::Pod + PartialEq>(
+    map: &mut HashMap<&mut MapData, K, V>,
+    desired: &BTreeMap<K, V>,
+    current: Option<&BTreeMap<K, V>>,
+) -> Result<(), ProbeError> {
+    for (key, value) in desired {
+        if current.and_then(|c| c.get(key)) != Some(value) {
+            map.insert(key, value, 0).map_err(other)?;
+        }
+    }
+    Ok(())
+}
+
+/// Deletes the keys of the map (as `current` lists them, where known)
+/// that `desired` lacks.
+fn remove_stale<K: aya::Pod + Ord, V: aya::Pod>(
+    map: &mut HashMap<&mut MapData, K, V>,
+    desired: &BTreeMap<K, V>,
+    current: Option<&BTreeMap<K, V>>,
+) -> Result<(), ProbeError> {
+    let present: Vec<K> = match current {
+        Some(current) => current.keys().copied().collect(),
+        None => map.keys().filter_map(Result::ok).collect(),
+    };
+    for key in present.into_iter().filter(|k| !desired.contains_key(k)) {
+        map.remove(&key).map_err(other)?;
     }
     Ok(())
 }
