@@ -74,60 +74,53 @@ fn per_cpu_u64() -> u32 {
     8 * unsafe { core::ptr::read_volatile(&POSSIBLE_CPUS) }
 }
 
-/// The COUNTS map: a [`CountKey`] and its [`CountValue`] per element.
-#[unsafe(no_mangle)]
-#[unsafe(link_section = "iter/bpf_map_elem")]
-fn kubenpu_dump_counts(ctx: *const c_void) -> i32 {
-    dump(
-        ctx,
-        size_of::<CountKey>() as u32,
-        size_of::<CountValue>() as u32,
-    )
+/// Declares map-element iterator `$name`: `$key` keys and `$value_size`
+/// bytes of value.
+macro_rules! dump_program {
+    ($(#[$doc:meta])* $name:ident, $key:ty, $value_size:expr) => {
+        $(#[$doc])*
+        #[unsafe(no_mangle)]
+        #[unsafe(link_section = "iter/bpf_map_elem")]
+        fn $name(ctx: *const c_void) -> i32 {
+            dump(ctx, size_of::<$key>() as u32, $value_size)
+        }
+    };
 }
 
-/// The DURATIONS map: a [`DurationKey`] and its calls on every CPU.
-#[unsafe(no_mangle)]
-#[unsafe(link_section = "iter/bpf_map_elem")]
-fn kubenpu_dump_durations(ctx: *const c_void) -> i32 {
-    dump(ctx, size_of::<DurationKey>() as u32, per_cpu_u64())
-}
-
-/// The LOSSES array: a `u32` reason and its count on every CPU.
-#[unsafe(no_mangle)]
-#[unsafe(link_section = "iter/bpf_map_elem")]
-fn kubenpu_dump_losses(ctx: *const c_void) -> i32 {
-    dump(ctx, size_of::<u32>() as u32, per_cpu_u64())
-}
-
-/// The IOCTLS map: an [`IoctlKey`] and its [`IoctlEntry`] per element.
-#[unsafe(no_mangle)]
-#[unsafe(link_section = "iter/bpf_map_elem")]
-fn kubenpu_dump_ioctls(ctx: *const c_void) -> i32 {
-    dump(
-        ctx,
-        size_of::<IoctlKey>() as u32,
-        size_of::<IoctlEntry>() as u32,
-    )
-}
-
-/// The DEVICES map: a `u32` dev_t and its [`DeviceEntry`] per element.
-#[unsafe(no_mangle)]
-#[unsafe(link_section = "iter/bpf_map_elem")]
-fn kubenpu_dump_devices(ctx: *const c_void) -> i32 {
-    dump(
-        ctx,
-        size_of::<u32>() as u32,
-        size_of::<DeviceEntry>() as u32,
-    )
-}
-
-/// The OWNERS map: a `u64` cgroup id and its [`OwnerRecord`] per element.
-#[unsafe(no_mangle)]
-#[unsafe(link_section = "iter/bpf_map_elem")]
-fn kubenpu_dump_owners(ctx: *const c_void) -> i32 {
-    dump(
-        ctx,
-        size_of::<u64>() as u32,
-        size_of::<OwnerRecord>() as u32,
-    )
-}
+dump_program!(
+    /// The COUNTS map: a [`CountKey`] and its [`CountValue`] per element.
+    kubenpu_dump_counts,
+    CountKey,
+    size_of::<CountValue>() as u32
+);
+dump_program!(
+    /// The DURATIONS map: a [`DurationKey`] and its calls on every CPU.
+    kubenpu_dump_durations,
+    DurationKey,
+    per_cpu_u64()
+);
+dump_program!(
+    /// The LOSSES array: a `u32` reason and its count on every CPU.
+    kubenpu_dump_losses,
+    u32,
+    per_cpu_u64()
+);
+dump_program!(
+    /// The IOCTLS map: an [`IoctlKey`] and its [`IoctlEntry`] per element.
+    kubenpu_dump_ioctls,
+    IoctlKey,
+    size_of::<IoctlEntry>() as u32
+);
+dump_program!(
+    /// The DEVICES map: a `u32` dev_t and its [`DeviceEntry`] per element.
+    kubenpu_dump_devices,
+    u32,
+    size_of::<DeviceEntry>() as u32
+);
+dump_program!(
+    /// The OWNERS map: a `u64` cgroup id and its [`OwnerRecord`] per
+    /// element.
+    kubenpu_dump_owners,
+    u64,
+    size_of::<OwnerRecord>() as u32
+);
