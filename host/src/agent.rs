@@ -346,10 +346,8 @@ impl Agent {
                 "new key: cgroup {} dev {:#x} nr {:#04x}",
                 key.cgroup_id, key.dev, key.nr
             );
-            if self.usage.attributor.knows(key.cgroup_id) {
-                continue;
-            }
-            let recorded = self.probe.cgroup_path(key.cgroup_id);
+            let probe = &self.probe;
+            let recorded = || probe.cgroup_path(key.cgroup_id);
             if let Some(ask) = self.usage.attributor.note(key.cgroup_id, now, recorded) {
                 let _ = self.asks.send(ask);
             }

@@ -99,15 +99,11 @@ impl Usage {
         seen: Instant,
         now: Duration,
     ) -> Sweep {
-        // Only a cgroup not known yet has its recorded path looked up.
         let mut asks: Vec<Ask> = counters
             .iter()
-            .map(|c| c.key.cgroup_id)
-            .filter_map(|id| {
-                if self.attributor.knows(id) {
-                    return None;
-                }
-                self.attributor.note(id, seen, recorded(id))
+            .filter_map(|c| {
+                let id = c.key.cgroup_id;
+                self.attributor.note(id, seen, || recorded(id))
             })
             .collect();
         asks.extend(self.attributor.retry());

@@ -73,7 +73,7 @@ fn every_layout_leads_to_the_right_question() {
         let id = id_of(&dir);
         // Created after the index's last walk: found by walking again.
         assert_eq!(
-            attributor.note(id, Instant::now(), None),
+            attributor.note(id, Instant::now(), || None),
             expected.clone(),
             "{path}"
         );
@@ -108,11 +108,11 @@ fn answers_name_every_cgroup_of_a_container_and_go_with_them() {
     let (outer, inner) = (id_of(&container), id_of(&nested));
     let ask = Ask::Container(ID.into());
     assert_eq!(
-        attributor.note(outer, Instant::now(), None),
+        attributor.note(outer, Instant::now(), || None),
         Some(ask.clone())
     );
     assert_eq!(
-        attributor.note(inner, Instant::now(), None),
+        attributor.note(inner, Instant::now(), || None),
         Some(ask.clone())
     );
     let owner = Owner {
@@ -132,7 +132,10 @@ fn answers_name_every_cgroup_of_a_container_and_go_with_them() {
     // a new cgroup in it needs no question.
     let again = container.join("again");
     std::fs::create_dir(&again).unwrap();
-    assert_eq!(attributor.note(id_of(&again), Instant::now(), None), None);
+    assert_eq!(
+        attributor.note(id_of(&again), Instant::now(), || None),
+        None
+    );
     assert_eq!(attributor.owner(id_of(&again)), Some(&owner));
 }
 
@@ -146,7 +149,7 @@ fn a_cgroup_gone_before_it_was_placed_counts_outside_pods() {
     std::fs::create_dir_all(&brief).unwrap();
     let id = id_of(&brief);
     std::fs::remove_dir(&brief).unwrap();
-    assert_eq!(attributor.note(id, Instant::now(), None), None);
+    assert_eq!(attributor.note(id, Instant::now(), || None), None);
     assert_eq!(attributor.owner(id), Some(&Owner::default()));
     assert_eq!(gone(&mut attributor), vec![id]);
 }
@@ -162,7 +165,7 @@ fn a_cgroup_gone_before_a_walk_is_placed_from_the_kernels_record() {
     std::fs::remove_dir(&brief).unwrap();
     // The program recorded the path when it counted the first call.
     assert_eq!(
-        attributor.note(id, Instant::now(), Some(relative.into())),
+        attributor.note(id, Instant::now(), || Some(relative.into())),
         Some(Ask::Container(ID.into()))
     );
     assert_eq!(attributor.owner(id), None, "waits for the runtime");

@@ -141,7 +141,7 @@ impl Naming {
     }
 
     fn note(&mut self, id: u64) {
-        if let Some(ask) = self.attributor.note(id, Instant::now(), None) {
+        if let Some(ask) = self.attributor.note(id, Instant::now(), || None) {
             self.asks.send(ask).unwrap();
         }
     }

@@ -59,9 +59,12 @@ on_kernels!([sid => Sid]: calls_from_another_numa_node_are_counted_as_remote);
 
 /// Two NUMA nodes of one vCPU each, virtio-gpu behind an expander bridge
 /// on node 1: a workload pinned to node 1's CPU calls the device locally,
-/// one pinned to node 0's remotely, each call counted exactly.
+/// one pinned to node 0's remotely, each with more threads than its CPU
+/// (preempted inside calls on this kernel), each call counted exactly.
 fn calls_from_another_numa_node_are_counted_as_remote(kernel: Kernel) {
-    const CALLS: u64 = 3000;
+    const CALLS: u64 = 1500;
+    const THREADS: u64 = 4;
+    const ISSUED: u64 = 2 * THREADS * CALLS;
     let results = run_with(
         kernel,
         |vm| vm.cpus(2).numa_nodes(2),
@@ -71,7 +74,7 @@ fn calls_from_another_numa_node_are_counted_as_remote(kernel: Kernel) {
              start_agent
              for side in near:1 far:0; do
                name=${{side%:*}}
-               in_cgroup $name busybox taskset -c ${{side#*:}} kubenpu-workload \
+               in_cgroup $name busybox taskset -c ${{side#*:}} kubenpu-workload --threads {THREADS} \
                  $VIRTIO_RENDER:0x48:{CALLS} $VIRTIO_RENDER:0x42:{CALLS} | sed \"s/^/$name /\" >> /shared/issued
              done
              snapshot final
@@ -94,8 +97,8 @@ fn calls_from_another_numa_node_are_counted_as_remote(kernel: Kernel) {
                 )
             })
     };
-    assert_eq!(per_cgroup("near"), (2 * CALLS, 0), "{json}");
-    assert_eq!(per_cgroup("far"), (2 * CALLS, 2 * CALLS), "{json}");
+    assert_eq!(per_cgroup("near"), (ISSUED, 0), "{json}");
+    assert_eq!(per_cgroup("far"), (ISSUED, ISSUED), "{json}");
     // Both cgroups are outside pods: one series per kind, their sum.
     let metrics = results.file("metrics");
     let remote: u64 = metrics
@@ -103,7 +106,7 @@ fn calls_from_another_numa_node_are_counted_as_remote(kernel: Kernel) {
         .filter(|l| l.starts_with("kubenpu_remote_numa_ioctl_total{"))
         .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
         .sum();
-    assert_eq!(remote, 2 * CALLS, "{metrics}");
+    assert_eq!(remote, ISSUED, "{metrics}");
     assert!(
         metrics
             .lines()

@@ -113,22 +113,22 @@ impl Attributor {
         &self.index
     }
 
-    /// Whether cgroup `id` was noted already: its recorded path need not be
-    /// looked up again.
-    pub fn knows(&self, id: u64) -> bool {
-        self.cgroups.contains_key(&id)
-    }
-
     /// Takes note of cgroup `id` (seen at `now`), whose path below the
-    /// root the kernel may have recorded (`recorded`); returns the
-    /// question for the runtime that naming it needs, if any. A recorded
-    /// path places the cgroup even if it is gone already; without one, the
-    /// hierarchy is walked.
-    pub fn note(&mut self, id: u64, now: Instant, recorded: Option<PathBuf>) -> Option<Ask> {
-        if self.knows(id) {
+    /// root the kernel may have recorded (`recorded` looks it up, only for
+    /// a cgroup not noted before: the look-up is a `bpf(2)` copy); returns
+    /// the question for the runtime that naming it needs, if any. A
+    /// recorded path places the cgroup even if it is gone already; without
+    /// one, the hierarchy is walked.
+    pub fn note(
+        &mut self,
+        id: u64,
+        now: Instant,
+        recorded: impl FnOnce() -> Option<PathBuf>,
+    ) -> Option<Ask> {
+        if self.cgroups.contains_key(&id) {
             return None;
         }
-        if let Some(path) = recorded {
+        if let Some(path) = recorded() {
             self.index.learn(id, path);
         }
         self.cgroups.insert(
