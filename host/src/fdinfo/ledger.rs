@@ -6,7 +6,9 @@
 //! of the lowest pid holding it. Its busy time is credited as it grows
 //! between scans, so a client that closes keeps what it was credited and
 //! values that step back (the specification allows it) add nothing until
-//! they pass the highest seen.
+//! they pass the highest seen. The clients of the first scan were open
+//! before the agent started (a restarted agent's predecessor credited their
+//! past): their first reading is only a baseline.
 
 use std::{
     collections::{BTreeMap, HashMap},
@@ -69,6 +71,9 @@ pub struct Ledger {
     clients: HashMap<ClientKey, Seen>,
     busy: BTreeMap<BusyKey, f64>,
     memory: BTreeMap<MemoryKey, u64>,
+    /// Whether a scan was taken: until then, every client predates the
+    /// agent.
+    scanned: bool,
 }
 
 impl Ledger {
@@ -77,6 +82,7 @@ impl Ledger {
     /// credited, their memory is no longer held.
     pub fn take(&mut self, mut sightings: Vec<Sighting>, now: Duration) {
         sightings.sort_by_key(|s| (s.pid, s.fd));
+        let predate_the_agent = !std::mem::replace(&mut self.scanned, true);
         let mut open: HashMap<ClientKey, Seen> = HashMap::new();
         self.memory.clear();
         for sighting in sightings {
@@ -91,7 +97,7 @@ impl Ledger {
                 continue; // the same client, through another fd
             }
             let seen = self.clients.remove(&key);
-            open.insert(key, self.credit(&sighting, seen, now));
+            open.insert(key, self.credit(&sighting, seen, predate_the_agent, now));
             for ((region, state), bytes) in &sighting.stats.memory {
                 let key = MemoryKey {
                     cgroup: sighting.cgroup,
@@ -105,11 +111,24 @@ impl Ledger {
         self.clients = open;
     }
 
-    /// Credits a client's growth since it was last `seen` to its cgroup;
-    /// returns what to remember of it now.
-    fn credit(&mut self, sighting: &Sighting, seen: Option<Seen>, now: Duration) -> Seen {
+    /// Credits a client's growth since it was last `seen` to its cgroup
+    /// (all it used, for a client new since the last scan, unless it
+    /// predates the agent); returns what to remember of it now.
+    fn credit(
+        &mut self,
+        sighting: &Sighting,
+        seen: Option<Seen>,
+        predates_the_agent: bool,
+        now: Duration,
+    ) -> Seen {
         let stats = &sighting.stats;
-        let mut seen = seen.unwrap_or_default();
+        let mut seen = seen.unwrap_or_else(|| Seen {
+            engine_ns: match predates_the_agent {
+                true => stats.engine_ns.clone(),
+                false => BTreeMap::new(),
+            },
+            ..Seen::default()
+        });
         let wall = now.saturating_sub(seen.at).as_secs_f64();
         // Every class the driver prints gets a series, idle ones at 0.
         for (class, &ns) in &stats.engine_ns {
@@ -215,9 +234,17 @@ mod tests {
             .sum()
     }
 
+    /// A ledger that has taken its first scan: clients seen from now on
+    /// opened while the agent ran.
+    fn running() -> Ledger {
+        let mut ledger = Ledger::default();
+        ledger.take(vec![], Duration::ZERO);
+        ledger
+    }
+
     #[test]
     fn busy_time_only_grows_and_survives_the_client() {
-        let mut ledger = Ledger::default();
+        let mut ledger = running();
         let at = |ns: u64| parse(&format!("drm-client-id:\t7\ndrm-engine-render:\t{ns} ns\n"));
         let secs = Duration::from_secs;
         ledger.take(vec![sighting(1, 10, 3, "gpu", at(2_000_000_000))], secs(1));
@@ -234,7 +261,7 @@ mod tests {
 
     #[test]
     fn a_client_held_twice_counts_once_under_the_lowest_pid() {
-        let mut ledger = Ledger::default();
+        let mut ledger = running();
         let stats =
             parse("drm-client-id:\t9\ndrm-engine-gfx:\t1000000000 ns\ndrm-resident-vram:\t4 KiB\n");
         ledger.take(
@@ -254,8 +281,44 @@ mod tests {
     }
 
     #[test]
-    fn cycles_become_seconds_of_the_wall_time_between_scans() {
+    fn clients_open_before_the_agent_are_credited_only_what_they_use_after() {
+        // A restarted agent's first scan: its predecessor credited (and
+        // Prometheus saw) these clients' past.
         let mut ledger = Ledger::default();
+        let at = |ns: u64| parse(&format!("drm-client-id:\t7\ndrm-engine-render:\t{ns} ns\n"));
+        let secs = Duration::from_secs;
+        ledger.take(vec![sighting(1, 10, 3, "gpu", at(90_000_000_000))], secs(1));
+        assert_eq!(
+            busy(&ledger, 1, "render"),
+            0.0,
+            "the first reading is a baseline"
+        );
+        assert_eq!(
+            ledger.busy().len(),
+            1,
+            "its series exists from the first scan"
+        );
+        ledger.take(
+            vec![
+                sighting(1, 10, 3, "gpu", at(91_500_000_000)),
+                // Opened since the first scan: all it used was used since.
+                sighting(
+                    2,
+                    20,
+                    3,
+                    "gpu",
+                    parse("drm-client-id:\t8\ndrm-engine-render:\t2000000000 ns\n"),
+                ),
+            ],
+            secs(2),
+        );
+        assert_eq!(busy(&ledger, 1, "render"), 1.5);
+        assert_eq!(busy(&ledger, 2, "render"), 2.0);
+    }
+
+    #[test]
+    fn cycles_become_seconds_of_the_wall_time_between_scans() {
+        let mut ledger = running();
         let at = |busy: u64, total: u64| {
             parse(&format!(
                 "drm-client-id:\t3\ndrm-cycles-vcs:\t{busy}\ndrm-total-cycles-vcs:\t{total}\ndrm-engine-capacity-vcs:\t2\n"
@@ -280,7 +343,7 @@ mod tests {
 
     #[test]
     fn merged_cgroups_keep_their_time_and_removed_ones_go() {
-        let mut ledger = Ledger::default();
+        let mut ledger = running();
         let stats = parse("drm-client-id:\t1\ndrm-engine-copy:\t1000000000 ns\n");
         ledger.take(
             vec![
