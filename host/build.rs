@@ -1,16 +1,20 @@
 //! Builds what the agent embeds, so that a plain `cargo build` on stable
 //! produces binaries that need no files beside them:
 //!
-//! - the kernel program (`host-ebpf`), for the BPF target, with the pinned
-//!   nightly and bpf-linker (through aya-build);
+//! - the kernel programs (`host-ebpf`), for the BPF target, with the
+//!   pinned nightly and bpf-linker;
 //! - every vendor plugin in `vendors/`, as a `wasm32-wasip2` component and
 //!   as wasmtime's precompiled code for the target, listed in
 //!   `$OUT_DIR/builtin_plugins.rs`;
 //! - the client of kubelet's PodResources API, from the vendored
 //!   `proto/podresources/v1/api.proto`.
+//!
+//! The first two are nested cargo builds, in target directories shared by
+//! every build of the agent (see [`nested_target_root`]).
 
 use std::{
     env,
+    ffi::OsStr,
     fmt::Write as _,
     fs,
     path::{Path, PathBuf},
@@ -31,13 +35,67 @@ const TOOLCHAIN_ENV: &str = include_str!("../scripts/toolchain.env");
 const PLUGIN_PROFILE: &str = "plugin";
 const PLUGIN_TARGET: &str = "wasm32-wasip2";
 
+/// The programs `host-ebpf` builds, which `src/program.rs` embeds.
+const KERNEL_PROGRAMS: [&str; 4] = [
+    "kubenpu",
+    "kubenpu-floor",
+    "kubenpu-per-event",
+    "kubenpu-table",
+];
+
 fn main() -> anyhow::Result<()> {
     let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR")?);
     let root = manifest_dir.parent().context("host/ has a parent")?;
     let out_dir = PathBuf::from(env::var("OUT_DIR")?);
-    build_kernel_program(root)?;
-    build_vendor_plugins(root, &out_dir)?;
+    let nested = nested_target_root(&out_dir);
+    build_kernel_programs(root, &nested, &out_dir)?;
+    build_vendor_plugins(root, &nested, &out_dir)?;
     build_pod_resources_client()
+}
+
+/// Where the nested builds keep their target directories: `kubenpu-nested`
+/// in this build's target directory. Each build of the agent (clippy's,
+/// the tests', a release or a cross build) has an OUT_DIR of its own, but
+/// what the nested builds make does not depend on which build asks, so
+/// the first one builds it and the others find it fresh. OUT_DIR itself
+/// where the layout is not cargo's usual
+/// `<target>[/<triple>]/<profile>/build/<package>-<hash>/out`.
+fn nested_target_root(out_dir: &Path) -> PathBuf {
+    let mut target = out_dir.ancestors().nth(4);
+    if let (Some(dir), Ok(triple)) = (target, env::var("TARGET"))
+        && dir.file_name() == Some(OsStr::new(&triple))
+    {
+        target = dir.parent();
+    }
+    match target {
+        Some(dir) if dir.join("CACHEDIR.TAG").is_file() => dir.join("kubenpu-nested"),
+        _ => out_dir.to_owned(),
+    }
+}
+
+/// A cargo command for a nested build, without what this build's cargo
+/// set for itself (its compiler, wrappers such as clippy's, flags and
+/// build-script variables), so that the nested build is the same whichever
+/// build of the agent runs it.
+fn nested_cargo(program: impl AsRef<OsStr>, root: &Path) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.current_dir(root);
+    for inherited in [
+        "RUSTC",
+        "RUSTC_WORKSPACE_WRAPPER",
+        "RUSTC_WRAPPER",
+        "RUSTFLAGS",
+        "CARGO_ENCODED_RUSTFLAGS",
+        "OUT_DIR",
+        "TARGET",
+        "HOST",
+        "PROFILE",
+        "OPT_LEVEL",
+        "DEBUG",
+    ] {
+        cmd.env_remove(inherited);
+    }
+    cmd
 }
 
 /// The agent only asks kubelet; the test kubelet in `tests/pods` builds
@@ -60,8 +118,12 @@ fn pinned(key: &str) -> anyhow::Result<&'static str> {
         .ok_or_else(|| anyhow!("scripts/toolchain.env has no {key}="))
 }
 
-fn build_kernel_program(root: &Path) -> anyhow::Result<()> {
+/// Builds `host-ebpf`'s programs for the BPF target of this build's
+/// endianness, with the `bpf_target_arch` cfg of its architecture (the
+/// programs read `pt_regs`), in one nested directory per architecture.
+fn build_kernel_programs(root: &Path, nested: &Path, out_dir: &Path) -> anyhow::Result<()> {
     println!("cargo:rerun-if-changed=../scripts/toolchain.env");
+    println!("cargo:rerun-if-changed=../host-ebpf");
     let toolchain = pinned("EBPF_TOOLCHAIN")?;
     let linker = pinned("BPF_LINKER_VERSION")?;
     let found = Command::new("bpf-linker").arg("--version").output();
@@ -70,25 +132,47 @@ fn build_kernel_program(root: &Path) -> anyhow::Result<()> {
             "bpf-linker {linker} is not on PATH: run scripts/setup (it builds bpf-linker against {toolchain}'s LLVM)"
         );
     }
-    let ebpf_dir = root.join("host-ebpf");
-    let ebpf_dir = ebpf_dir.to_str().context("non-UTF-8 path to host-ebpf")?;
-    aya_build::build_ebpf(
-        [aya_build::Package {
-            name: "kubenpu-ebpf",
-            root_dir: ebpf_dir,
-            ..Default::default()
-        }],
-        aya_build::Toolchain::Custom(toolchain),
-    )
-    .with_context(|| {
-        format!("building the eBPF program with {toolchain} (run scripts/setup if it is missing)")
-    })
+    let arch = env::var("CARGO_CFG_TARGET_ARCH")?;
+    let bpf_target = match env::var("CARGO_CFG_TARGET_ENDIAN")?.as_str() {
+        "big" => "bpfeb-unknown-none",
+        _ => "bpfel-unknown-none",
+    };
+    let target_dir = nested.join(format!("ebpf-{arch}"));
+    let status = nested_cargo("rustup", root)
+        .args(["run", toolchain, "cargo", "build", "--quiet", "--release"])
+        .args([
+            "--package",
+            "kubenpu-ebpf",
+            "--bins",
+            "--target",
+            bpf_target,
+        ])
+        .args(["-Z", "build-std=core", "--target-dir"])
+        .arg(&target_dir)
+        .env(
+            "CARGO_ENCODED_RUSTFLAGS",
+            format!("--cfg=bpf_target_arch=\"{arch}\"\x1f-Cdebuginfo=2\x1f-Clink-arg=--btf"),
+        )
+        .status()
+        .context("running rustup to build the eBPF program (run scripts/setup)")?;
+    if !status.success() {
+        bail!(
+            "building the eBPF program with {toolchain} failed ({status}); run scripts/setup if it is missing"
+        );
+    }
+    let built = target_dir.join(bpf_target).join("release");
+    for program in KERNEL_PROGRAMS {
+        fs::copy(built.join(program), out_dir.join(program))
+            .with_context(|| format!("the eBPF build left no {program}"))?;
+    }
+    Ok(())
 }
 
 /// Builds every `vendors/<name>` crate (package `kubenpu-vendor-<name>`)
 /// in one nested cargo run with its own target directory, so it neither
-/// waits on this build's lock nor inherits its flags.
-fn build_vendor_plugins(root: &Path, out_dir: &Path) -> anyhow::Result<()> {
+/// waits on this build's lock nor inherits its flags, then precompiles
+/// each for this build's target.
+fn build_vendor_plugins(root: &Path, nested: &Path, out_dir: &Path) -> anyhow::Result<()> {
     for watched in ["vendors", "sdk", "wit"] {
         println!("cargo:rerun-if-changed=../{watched}");
     }
@@ -99,31 +183,21 @@ fn build_vendor_plugins(root: &Path, out_dir: &Path) -> anyhow::Result<()> {
         .collect();
     vendors.sort();
 
-    let target_dir = out_dir.join("plugins-target");
+    let target_dir = nested.join("plugins");
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut cmd = Command::new(cargo);
-    cmd.current_dir(root)
-        .args([
-            "build",
-            "--quiet",
-            "--profile",
-            PLUGIN_PROFILE,
-            "--target",
-            PLUGIN_TARGET,
-        ])
-        .arg("--target-dir")
-        .arg(&target_dir);
+    let mut cmd = nested_cargo(cargo, root);
+    cmd.args([
+        "build",
+        "--quiet",
+        "--profile",
+        PLUGIN_PROFILE,
+        "--target",
+        PLUGIN_TARGET,
+    ])
+    .arg("--target-dir")
+    .arg(&target_dir);
     for vendor in &vendors {
         cmd.args(["--package", &format!("kubenpu-vendor-{vendor}")]);
-    }
-    for inherited in [
-        "RUSTC",
-        "RUSTC_WORKSPACE_WRAPPER",
-        "RUSTC_WRAPPER",
-        "RUSTFLAGS",
-        "CARGO_ENCODED_RUSTFLAGS",
-    ] {
-        cmd.env_remove(inherited);
     }
     let status = cmd
         .status()
