@@ -129,7 +129,8 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
         info!("allocation join off (--no-allocation)");
         None
     } else {
-        let (allocation, reports) = Allocation::start(allocation::settings(&config));
+        let topology = allocation::numa::Topology::read(&config.sysfs_root);
+        let (allocation, reports) = Allocation::start(allocation::settings(&config), topology);
         agent.allocation = Some(allocation);
         Some(reports)
     };

@@ -197,6 +197,23 @@ pub struct AllocationRow {
     pub calls: u64,
     /// Of which made from a CPU of another NUMA node than the device's.
     pub remote: u64,
+    /// How many of the container's CPUs are on the device's NUMA node,
+    /// where both are known (absent from agents before 0.4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub numa_fit: Option<NumaFitRow>,
+}
+
+/// A holder's CPUs against its device's NUMA node, in
+/// `/api/v1/allocations`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct NumaFitRow {
+    /// Its CPUs on the device's node.
+    pub local_cpus: u32,
+    /// All its CPUs.
+    pub cpus: u32,
+    /// Where they were read: `cpu_ids` (kubelet's exclusive CPUs) or
+    /// `cpuset` (its cgroup's).
+    pub from: String,
 }
 
 /// Calls on a device not allocated to the caller, in
@@ -263,6 +280,11 @@ impl AllocationsReport {
                     idle: h.idle,
                     calls,
                     remote,
+                    numa_fit: h.fit.map(|fit| NumaFitRow {
+                        local_cpus: fit.local,
+                        cpus: fit.total,
+                        from: fit.cpus.as_str().to_owned(),
+                    }),
                 }
             })
             .collect();

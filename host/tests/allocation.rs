@@ -10,6 +10,7 @@ use std::time::Duration;
 use kubenpu::{
     allocation::{
         listing::{Claimed, Container, PluginDevices},
+        numa::{self, CpuSource, Fit, Topology},
         reader::{self, Report},
         resolve::{Grant, Resolved, Source},
     },
@@ -37,6 +38,7 @@ fn container(name: &str, plugin_devices: &[(&str, &str)], claimed: Vec<Claimed>)
             })
             .collect(),
         claimed,
+        cpu_ids: vec![],
     }
 }
 
@@ -96,6 +98,7 @@ fn the_built_in_allocators_resolve_intel_and_amd_ids_and_never_guess() {
                      device,
                      resource,
                      source,
+                     ..
                  }| (device.to_string(), resource.clone(), *source),
             )
             .collect();
@@ -143,6 +146,42 @@ fn the_built_in_allocators_resolve_intel_and_amd_ids_and_never_guess() {
             ("squat.ai/gpu".to_owned(), 1)
         ]
         .into()
+    );
+}
+
+/// A holder's exclusive CPUs (kubelet's `cpu_ids`) against the NUMA node
+/// sysfs gives its device: all on the other node.
+#[test]
+fn a_holders_cpus_are_placed_against_its_devices_numa_node() {
+    let sysfs = Sysfs::new();
+    let amd = sysfs.pci(
+        "pci0000:00/0000:00:01.0/0000:03:00.0",
+        "1002:744c",
+        Some("amdgpu"),
+        1,
+    );
+    sysfs.node(&amd, "drm", "card0", 226, 0);
+    sysfs.write("sys/devices/system/node/node0/cpulist", "0-1\n");
+    sysfs.write("sys/devices/system/node/node1/cpulist", "2-3\n");
+    let empty = tempfile::tempdir().unwrap();
+    let vendors = PluginHost::new(empty.path()).unwrap().scan().unwrap();
+    let table = DeviceTable::build(discover(&sysfs.roots()).devices, vendors);
+    let rocm = Container {
+        cpu_ids: vec![0, 1],
+        ..container("rocm", &[("amd.com/gpu", "0000:03:00.0")], vec![])
+    };
+    let resolved = Resolved::new(&[rocm], &table);
+    let granted = &resolved.containers[&("uid-rocm".to_owned(), "main".to_owned())];
+    let grant = granted.grants.first().unwrap();
+    assert_eq!(grant.numa_node, Some(1));
+    let (cpus, source) = numa::cpus_of(&granted.cpu_ids, None).unwrap();
+    assert_eq!(
+        Topology::read(&sysfs.roots().sysfs).fit(&cpus, source, 1),
+        Some(Fit {
+            local: 0,
+            total: 2,
+            cpus: CpuSource::Exclusive
+        })
     );
 }
 

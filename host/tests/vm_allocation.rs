@@ -1,7 +1,8 @@
 //! Allocation against use, in the VM on the newest kernel, against a real
 //! containerd and real DRM devices: which devices kubelet gave each
-//! container, which holders are idle, and which calls went to a device
-//! nobody gave the caller, exactly.
+//! container, which holders are idle, which calls went to a device
+//! nobody gave the caller, exactly, and where each holder's CPUs are
+//! against the device's NUMA node.
 //!
 //! kubelet cannot be installed here, so `kubenpu-pods podresources`
 //! stands in for its PodResources server: the real protocol, from the
@@ -118,8 +119,11 @@ on_kernels!([sid => Sid]: allocations_join_what_kubelet_gave_with_what_pods_call
 fn allocations_join_what_kubelet_gave_with_what_pods_call(kernel: Kernel) {
     let dir = tempfile::tempdir().unwrap();
     let shared = dir.path().to_owned();
+    // Two NUMA nodes of one vCPU each, the display behind the second's
+    // bridge: where each holder's CPUs are against it.
     let vm = support::guest::with_containerd(support::guest::vm(kernel, &shared))
-        .device("bochs-display")
+        .numa_nodes(2)
+        .on_the_last_node("bochs-display")
         .module("bochs")
         .file(
             "/bochs-alloc.wasm",
@@ -196,6 +200,22 @@ fn allocations_join_what_kubelet_gave_with_what_pods_call(kernel: Kernel) {
         assert!(m.contains("kubenpu_allocation_up 1"), "{m}");
         assert!(m.contains("kubenpu_allocation_fresh 1"), "{m}");
         assert!(m.contains("kubenpu_allocation_invalid_cdi_specs 0"), "{m}");
+        // Placement: share-a's one exclusive CPU is on the other node; the
+        // other callers may run on both vCPUs (their cgroups' cpusets),
+        // one of them local; the idle holder has neither exclusive CPUs
+        // nor a cgroup the agent knows, so no series.
+        let cpuset = ("cpuset".to_owned(), 0.5);
+        assert_eq!(
+            numa_fits(&m),
+            BTreeMap::from([
+                ("dra".to_owned(), cpuset.clone()),
+                ("dra-named".to_owned(), cpuset.clone()),
+                ("monitor".to_owned(), cpuset.clone()),
+                ("share-a".to_owned(), ("cpu_ids".to_owned(), 0.0)),
+                ("share-b".to_owned(), cpuset),
+            ]),
+            "{m}"
+        );
 
         // kubenpuctl shows the same join, from the agent's API.
         let table = kubenpuctl_allocations(&host.agent, false);
@@ -214,8 +234,16 @@ fn allocations_join_what_kubelet_gave_with_what_pods_call(kernel: Kernel) {
                 "device_plugin",
                 "idle",
                 "0",
-                "0"
+                "0",
+                "-"
             ]),
+            "{table}"
+        );
+        assert!(
+            table
+                .lines()
+                .any(|l| l.split_whitespace().nth(1) == Some("share-a")
+                    && l.ends_with("0/1 cpu_ids")),
             "{table}"
         );
         assert!(
@@ -425,9 +453,11 @@ fn state(display: &Display, new: &[&str], list: &str, get: &str) -> Value {
     let dashed = format!("{}-bochs", display.address.replace([':', '.'], "-"));
     let container = |devices: Value, claims: Value| json!([{"name": "main", "devices": devices, "claims": claims}]);
     let plugin = |id: String| json!([{"resource": "kubenpu.test/display", "ids": [id]}]);
+    // Exclusive CPU 0, on the node without the display.
+    let pinned = json!([{"name": "main", "devices": plugin(format!("{card}-0")), "cpu_ids": [0]}]);
     let mut pods = vec![
         ("idle", container(plugin(format!("{card}-0")), json!([]))),
-        ("share-a", container(plugin(format!("{card}-0")), json!([]))),
+        ("share-a", pinned),
         ("share-b", container(plugin(format!("{card}-1")), json!([]))),
         ("debug", container(json!([]), json!([]))),
         (
@@ -560,6 +590,19 @@ fn holders(exposition: &str) -> BTreeMap<(String, String, String, String), Strin
 }
 
 /// Unallocated calls per pod of namespace ml.
+/// pod -> (cpus, share of its CPUs on the display's node), from
+/// `kubenpu_allocation_numa_local_cpus_ratio`.
+fn numa_fits(exposition: &str) -> BTreeMap<String, (String, f64)> {
+    exposition
+        .lines()
+        .filter(|l| l.starts_with("kubenpu_allocation_numa_local_cpus_ratio{"))
+        .map(|l| {
+            let share = value(l).parse().unwrap();
+            (label(l, "pod"), (label(l, "cpus"), share))
+        })
+        .collect()
+}
+
 fn unallocated(exposition: &str) -> BTreeMap<String, u64> {
     per_pod(exposition, "kubenpu_unallocated_ioctl_total{")
 }

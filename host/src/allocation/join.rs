@@ -4,11 +4,15 @@
 
 use std::{
     collections::{BTreeMap, BTreeSet, HashMap, HashSet},
+    path::PathBuf,
     sync::Arc,
     time::Duration,
 };
 
-use super::resolve::{Grant, Resolved, Source};
+use super::{
+    numa::{self, Fit, Topology},
+    resolve::{ContainerKey, Grant, Resolved, Source},
+};
 use crate::{attribution::Owner, catalog::Series, probe::Counter, usage::Usage};
 
 /// One allocated (container, device, resource) and whether the container
@@ -25,17 +29,21 @@ pub struct Holder {
     pub source: Source,
     /// No counted call on the device by the container since it started.
     pub idle: bool,
+    /// How many of the container's CPUs are on the device's NUMA node,
+    /// where both are known.
+    pub fit: Option<Fit>,
 }
 
 /// The allocated devices of running containers that kubelet described
-/// within `fresh`, each with whether it is idle: no counted call by a
-/// live cgroup of that container (by pod UID and container name) on that
-/// device.
+/// within `fresh`, each with whether it is idle (no counted call by a
+/// live cgroup of that container, by pod UID and container name, on that
+/// device) and where its CPUs are against the device's node (`topology`).
 pub fn holders(
     resolved: &Resolved,
     fresh: Duration,
     counters: &[Counter],
     usage: &Usage,
+    topology: &Topology,
 ) -> Vec<Holder> {
     let mut called: HashSet<(String, &str, Arc<str>)> = HashSet::new();
     for counter in counters.iter().filter(|c| c.value.calls > 0) {
@@ -49,23 +57,44 @@ pub fn holders(
         };
         called.insert((uid, owner.container.as_str(), series.device));
     }
+    let dirs = live_containers(usage);
     let mut holders: Vec<Holder> = resolved
         .containers
         .iter()
         .filter(|(_, granted)| granted.seen_at.elapsed() <= fresh)
-        .flat_map(|((uid, container), granted)| {
+        .flat_map(|(key @ (uid, container), granted)| {
             let called = &called;
+            let cpus = numa::cpus_of(&granted.cpu_ids, dirs.get(key));
             granted.grants.iter().map(move |grant| Holder {
                 owner: granted.owner.clone(),
                 device: grant.device.clone(),
                 resource: grant.resource.clone(),
                 source: grant.source,
                 idle: !called.contains(&(uid.clone(), container.as_str(), grant.device.clone())),
+                fit: cpus
+                    .as_ref()
+                    .zip(grant.numa_node)
+                    .and_then(|((cpus, source), node)| topology.fit(cpus, *source, node)),
             })
         })
         .collect();
     holders.sort();
     holders
+}
+
+/// The cgroup directory of each live container the agent has named (one
+/// that made counted calls), by pod UID and container name.
+fn live_containers(usage: &Usage) -> HashMap<ContainerKey, PathBuf> {
+    usage
+        .attributor
+        .live()
+        .into_iter()
+        .filter_map(|(id, dir)| {
+            let uid = usage.attributor.live_pod_uid(id)?;
+            let owner = usage.attributor.owner(id)?;
+            Some(((uid, owner.container.clone()), dir))
+        })
+        .collect()
 }
 
 /// The devices each classified cgroup was given: a cgroup is classified

@@ -22,6 +22,8 @@ pub struct Container {
     pub plugin_devices: Vec<PluginDevices>,
     /// Devices from DRA claims.
     pub claimed: Vec<Claimed>,
+    /// Its exclusive CPUs (kubelet's CPU manager); empty when it has none.
+    pub cpu_ids: Vec<u32>,
 }
 
 /// The IDs a device plugin allocated under one resource name.
@@ -97,6 +99,11 @@ pub fn containers<'a>(
                             nodes: cdi_nodes(&r.cdi_devices, cdi),
                         })
                     })
+                    .collect(),
+                cpu_ids: c
+                    .cpu_ids
+                    .iter()
+                    .filter_map(|&cpu| u32::try_from(cpu).ok())
                     .collect(),
             })
         })

@@ -20,6 +20,7 @@
 pub mod cdi;
 pub mod join;
 pub mod listing;
+pub mod numa;
 pub mod podresources;
 pub mod reader;
 pub mod resolve;
@@ -36,6 +37,7 @@ use tracing::{info, warn};
 
 use self::{
     join::{Classified, Holder},
+    numa::Topology,
     reader::{Listing, PodName, Report},
     resolve::Resolved,
 };
@@ -55,6 +57,8 @@ pub struct Allocation {
     listing: Option<Arc<Listing>>,
     resolved: Resolved,
     classified: Classified,
+    /// The node of each CPU, for the holders' NUMA fit.
+    topology: Topology,
     /// Pods asked for since the last listing.
     wanted: HashSet<(String, String)>,
     /// Whether the last call answered.
@@ -91,7 +95,11 @@ pub struct AllocationView {
 
 impl Allocation {
     /// Starts the reader; its reports are for [`Allocation::take`].
-    pub fn start(settings: reader::Settings) -> (Self, mpsc::UnboundedReceiver<Report>) {
+    /// `topology` places the holders' CPUs on NUMA nodes.
+    pub fn start(
+        settings: reader::Settings,
+        topology: Topology,
+    ) -> (Self, mpsc::UnboundedReceiver<Report>) {
         let socket = settings.socket.clone();
         let stale_after = settings.interval * STALE_AFTER_INTERVALS;
         let (wants, reports) = reader::spawn(settings);
@@ -102,6 +110,7 @@ impl Allocation {
             listing: None,
             resolved: Resolved::default(),
             classified: Classified::new(),
+            topology,
             wanted: HashSet::new(),
             up: false,
             errors: BTreeMap::new(),
@@ -223,7 +232,13 @@ impl Allocation {
     /// The join as a scrape shows it, over the kernel's `counters`.
     pub fn view(&self, counters: &[Counter], usage: &Usage) -> AllocationView {
         AllocationView {
-            holders: join::holders(&self.resolved, self.stale_after, counters, usage),
+            holders: join::holders(
+                &self.resolved,
+                self.stale_after,
+                counters,
+                usage,
+                &self.topology,
+            ),
             unallocated: join::unallocated(&self.classified, counters, usage),
             up: self.up,
             fresh: self.fresh(),

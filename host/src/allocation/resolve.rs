@@ -44,6 +44,8 @@ pub struct Grant {
     pub resource: String,
     /// Who gave it.
     pub source: Source,
+    /// The device's NUMA node, where it has one.
+    pub numa_node: Option<u32>,
 }
 
 /// One running container's resolved allocation.
@@ -58,6 +60,8 @@ pub struct Granted {
     pub complete: bool,
     /// When kubelet said so.
     pub seen_at: Instant,
+    /// Its exclusive CPUs; empty when it has none.
+    pub cpu_ids: Vec<u32>,
 }
 
 /// A container by pod UID and container name.
@@ -83,6 +87,7 @@ impl Resolved {
                 grants: BTreeSet::new(),
                 complete: true,
                 seen_at: container.seen_at,
+                cpu_ids: container.cpu_ids.clone(),
             };
             for listed in &container.plugin_devices {
                 for id in &listed.ids {
@@ -121,6 +126,7 @@ impl Resolved {
             device: d.name.as_str().into(),
             resource: resource.to_owned(),
             source,
+            numa_node: d.numa_node,
         }));
     }
 }

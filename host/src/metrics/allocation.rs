@@ -49,6 +49,26 @@ pub fn encode(
     }
 
     let mut family = encoder.encode_descriptor(
+        "kubenpu_allocation_numa_local_cpus_ratio",
+        "The share of the container's CPUs that are on the NUMA node of the device allocated to it: 0 means every call and DMA it starts crosses nodes. Its CPUs are its exclusive ones (cpus=\"cpu_ids\", kubelet's CPU manager) or else its cgroup's cpuset.cpus.effective (cpus=\"cpuset\", known once it has made a counted call). Absent for devices without a NUMA node.",
+        None,
+        MetricType::Gauge,
+    )?;
+    for h in &view.holders {
+        let Some(fit) = h.fit else { continue };
+        ConstGauge::new(f64::from(fit.local) / f64::from(fit.total)).encode(
+            family.encode_family(&[
+                ("pod", h.owner.pod.as_str()),
+                ("namespace", &h.owner.namespace),
+                ("container", &h.owner.container),
+                ("device", &h.device),
+                ("resource", &h.resource),
+                ("cpus", fit.cpus.as_str()),
+            ])?,
+        )?;
+    }
+
+    let mut family = encoder.encode_descriptor(
         "kubenpu_unallocated_ioctl",
         "Counted calls on a device that was not allocated to the calling container (privileged pods, hostPath device mounts, passed file descriptors), by pod, container, device and kind. A container is classified once, from what kubelet said of its pod within three allocation intervals with every ID resolved; its series then counts all its calls on such devices, exactly.",
         None,

@@ -533,7 +533,12 @@ mod tests {
 
     #[test]
     fn the_allocation_join_has_its_own_series_beside_the_per_pod_ones() {
-        use crate::allocation::{AllocationView, join::Holder, resolve::Source};
+        use crate::allocation::{
+            AllocationView,
+            join::Holder,
+            numa::{CpuSource, Fit},
+            resolve::Source,
+        };
         let holder = |container: &str, idle| Holder {
             owner: Owner {
                 namespace: "ml".into(),
@@ -544,6 +549,12 @@ mod tests {
             resource: "gpu.intel.com/i915".into(),
             source: Source::DevicePlugin,
             idle,
+            // The sidecar's CPUs are unknown: it made no call.
+            fit: (!idle).then_some(Fit {
+                local: 1,
+                total: 4,
+                cpus: CpuSource::Cpuset,
+            }),
         };
         let unallocated_series = Series {
             owner: Owner {
@@ -574,6 +585,7 @@ mod tests {
             r#"kubenpu_allocation_idle{pod="train",namespace="ml",container="main",device="0000:03:00.0",resource="gpu.intel.com/i915"} 0"#,
             r#"kubenpu_allocation_idle{pod="train",namespace="ml",container="sidecar",device="0000:03:00.0",resource="gpu.intel.com/i915"} 1"#,
             r#"kubenpu_unallocated_ioctl_total{pod="debug",namespace="ml",container="main",device="0000:03:00.0",vendor="i915",kind="submit"} 7"#,
+            r#"kubenpu_allocation_numa_local_cpus_ratio{pod="train",namespace="ml",container="main",device="0000:03:00.0",resource="gpu.intel.com/i915",cpus="cpuset"} 0.25"#,
             "kubenpu_allocation_up 0",
             "kubenpu_allocation_fresh 1",
             "kubenpu_allocation_last_sync_timestamp_seconds 1700000000.0",
@@ -593,6 +605,12 @@ mod tests {
         };
         assert_eq!(per_pod(&text), per_pod(&without));
         assert!(!without.contains("kubenpu_allocation"));
+        assert_eq!(
+            text.matches("kubenpu_allocation_numa_local_cpus_ratio{")
+                .count(),
+            1,
+            "only holders whose CPUs are known"
+        );
     }
 
     #[test]

@@ -49,7 +49,9 @@ impl Sysfs {
         self.path().join("sys")
     }
 
-    fn write(&self, relative: &str, content: &str) {
+    /// Writes `content` to `relative` (below the tree's root), with its
+    /// directories.
+    pub fn write(&self, relative: &str, content: &str) {
         let path = self.path().join(relative);
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         fs::write(path, content).unwrap();

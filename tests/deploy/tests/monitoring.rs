@@ -15,7 +15,7 @@ fn path(relative: &str) -> String {
 fn alert_rules_parse_and_pass_their_unit_tests() {
     let rules = path("helm/files/kubenpu.rules.yaml");
     let out = promtool(&["check", "rules", &rules]).unwrap();
-    assert!(out.contains("SUCCESS: 8 rules found"), "{out}");
+    assert!(out.contains("SUCCESS: 9 rules found"), "{out}");
     assert_exported(&std::fs::read_to_string(&rules).unwrap());
     let tests = format!("{}/alerts.test.yaml", env!("CARGO_MANIFEST_DIR"));
     let out = promtool(&["test", "rules", &tests]).unwrap();

@@ -33,6 +33,7 @@ pub struct Vm {
     cpus: u32,
     memory_mib: u32,
     numa_nodes: u32,
+    remote_device: String,
     echo: bool,
 }
 
@@ -46,6 +47,9 @@ pub struct Outcome {
     /// The whole serial console, kernel messages included.
     pub console: String,
 }
+
+/// qemu's virtio-gpu device, which every VM has.
+const VIRTIO_GPU: &str = "virtio-gpu-pci";
 
 impl Vm {
     /// A VM booting `kernel` with the base modules, 2 vCPUs, 1 GiB of memory
@@ -64,6 +68,7 @@ impl Vm {
             cpus: 2,
             memory_mib: 1024,
             numa_nodes: 1,
+            remote_device: VIRTIO_GPU.into(),
             echo: false,
         }
     }
@@ -141,11 +146,20 @@ impl Vm {
     }
 
     /// Splits the vCPUs and the memory evenly into `nodes` NUMA nodes, and
-    /// puts virtio-gpu behind a PCI expander bridge on the last one, so
-    /// the guest's sysfs gives the device that `numa_node` (x86_64 guests:
-    /// the bridge is the `pc` machine's).
+    /// puts virtio-gpu (or the device `on_the_last_node` names) behind a
+    /// PCI expander bridge on the last one, so the guest's sysfs gives the
+    /// device that `numa_node` (x86_64 guests: the bridge is the `pc`
+    /// machine's).
     pub fn numa_nodes(mut self, nodes: u32) -> Self {
         self.numa_nodes = nodes;
+        self
+    }
+
+    /// With several NUMA nodes, puts qemu's `device` (such as
+    /// `bochs-display`) behind the last node's bridge instead of
+    /// virtio-gpu, which stays first on the main bus.
+    pub fn on_the_last_node(mut self, device: &str) -> Self {
+        self.remote_device = device.into();
         self
     }
 
@@ -309,18 +323,18 @@ impl Vm {
 
 impl Vm {
     /// virtio-gpu's option where it is the first device (`0000:00:02.0`):
-    /// with one NUMA node.
+    /// unless it is behind the last NUMA node's bridge.
     fn gpu_on_the_main_bus(&self) -> &'static [&'static str] {
-        if self.numa_nodes > 1 {
+        if self.numa_nodes > 1 && self.remote_device == VIRTIO_GPU {
             &[]
         } else {
-            &["-device", "virtio-gpu-pci"]
+            &["-device", VIRTIO_GPU]
         }
     }
 
-    /// With more than one NUMA node, their options and virtio-gpu's: on
-    /// the last node, behind a PCI expander bridge (its ACPI proximity is
-    /// the node).
+    /// With more than one NUMA node, their options and the remote
+    /// device's: on the last node, behind a PCI expander bridge (its ACPI
+    /// proximity is the node).
     fn numa(&self) -> Vec<String> {
         let nodes = self.numa_nodes;
         if nodes <= 1 {
@@ -345,7 +359,7 @@ impl Vm {
             "-device".into(),
             format!("pxb,id=numa{last},bus_nr=64,numa_node={last},bus=pci.0"),
             "-device".into(),
-            format!("virtio-gpu-pci,bus=numa{last}"),
+            format!("{},bus=numa{last}", self.remote_device),
         ]);
         args
     }

@@ -423,7 +423,8 @@ pub fn top(before: &server::UsageReport, after: &server::UsageReport, seconds: f
 
 /// `kubenpuctl allocations`: whether kubelet's word is fresh, the devices
 /// allocated to running containers (`idle` or `used`, the container's
-/// calls on each and how many came from another NUMA node), and the calls
+/// calls on each and how many came from another NUMA node, and how many of
+/// its CPUs are on the device's node), and the calls
 /// on devices not allocated to the caller; or the report as JSON. `now`
 /// is Unix time in seconds.
 pub fn allocations(report: &server::AllocationsReport, now: f64, format: Format) -> String {
@@ -460,6 +461,9 @@ pub fn allocations(report: &server::AllocationsReport, now: f64, format: Format)
             if r.idle { "idle" } else { "used" }.to_owned(),
             r.calls.to_string(),
             r.remote.to_string(),
+            r.numa_fit.as_ref().map_or("-".into(), |f| {
+                format!("{}/{} {}", f.local_cpus, f.cpus, f.from)
+            }),
         ]
     });
     out.push_str(&aligned(
@@ -473,6 +477,7 @@ pub fn allocations(report: &server::AllocationsReport, now: f64, format: Format)
             "STATE",
             "CALLS",
             "REMOTE",
+            "LOCAL-CPUS",
         ],
         allocated,
     ));
@@ -545,6 +550,11 @@ mod tests {
             idle: calls == 0,
             calls,
             remote: calls / 4,
+            numa_fit: (calls > 0).then(|| server::NumaFitRow {
+                local_cpus: 0,
+                cpus: 4,
+                from: "cpu_ids".into(),
+            }),
         };
         server::AllocationsReport {
             joining: true,
@@ -570,9 +580,9 @@ mod tests {
         assert_eq!(
             text,
             "kubelet's allocations: last listed 12 s ago
-NAMESPACE  POD      CONTAINER  DEVICE        RESOURCE     SOURCE         STATE  CALLS  REMOTE
-ml         train-0  main       0000:03:00.0  amd.com/gpu  device_plugin  idle   0      0
-ml         infer-0  main       0000:04:00.0  amd.com/gpu  device_plugin  used   1200   300
+NAMESPACE  POD      CONTAINER  DEVICE        RESOURCE     SOURCE         STATE  CALLS  REMOTE  LOCAL-CPUS
+ml         train-0  main       0000:03:00.0  amd.com/gpu  device_plugin  idle   0      0       -
+ml         infer-0  main       0000:04:00.0  amd.com/gpu  device_plugin  used   1200   300     0/4 cpu_ids
 
 calls on devices not allocated to the caller:
 NAMESPACE  POD    CONTAINER  DEVICE        KIND    CALLS
