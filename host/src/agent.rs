@@ -38,6 +38,7 @@ use crate::{
     plugins::{PluginHost, Vendors, Watcher},
     probe::{self, Probe},
     server,
+    startup::Phases,
     usage::Usage,
 };
 
@@ -80,8 +81,10 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
         sysfs: config.sysfs_root.clone(),
         dev: config.dev_root.clone(),
     };
+    let started = Instant::now();
+    let mut phases = Phases::default();
     let mut host = PluginHost::new(&config.plugins_dir)?;
-    let vendors = host.scan().map_err(|e| {
+    let vendors = phases.time("plugins", || host.scan()).map_err(|e| {
         anyhow::anyhow!(
             "cannot read the plugins directory {}: {e}",
             config.plugins_dir.display()
@@ -95,6 +98,7 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
         max_counters: config.max_counters,
         debug: config.debug,
     })?;
+    phases.append(probe.start_phases());
     info!("hook {}: {}", probe.hook().as_str(), probe.hook_reason());
     if let Some(why) = probe.iterators_refused() {
         warn!(
@@ -106,13 +110,16 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
         Cri::new(config.cri_socket.clone(), config.cri_timeout),
         CRI_RETRY,
     );
+    let table = phases.time("devices", || {
+        DeviceTable::build(discovery::discover(&roots).devices, vendors)
+    });
     let mut agent = Agent {
         usage: Usage::new(
             Attributor::new(CgroupIndex::new(&cgroup_root, MIN_WALK_INTERVAL)),
             config.series_grace,
             !config.exclude_outside_pods,
         ),
-        table: DeviceTable::build(discovery::discover(&roots).devices, vendors),
+        table,
         node: node_name(),
         probe,
         asks,
@@ -123,8 +130,10 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
             .then(|| fdinfo::Reader::new(config.proc_root.clone())),
         allocation: None,
     };
-    agent.restore();
-    agent.reinstall();
+    phases.time("restore and tables", || {
+        agent.restore();
+        agent.reinstall();
+    });
     let mut allocation_reports = if config.no_allocation {
         info!("allocation join off (--no-allocation)");
         None
@@ -164,9 +173,10 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
     let mut reading_fdinfo = false;
     ready.store(true, Ordering::Release);
     info!(
-        "ready: counting on {} device(s), serving /metrics on {}",
+        "ready: counting on {} device(s), serving /metrics on {}, in {:.2} s ({phases})",
         agent.table.claimed().count(),
-        config.listen
+        config.listen,
+        started.elapsed().as_secs_f64()
     );
     loop {
         tokio::select! {

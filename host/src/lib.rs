@@ -25,4 +25,5 @@ pub mod plugins;
 pub mod probe;
 pub mod program;
 pub mod server;
+pub mod startup;
 pub mod usage;

@@ -107,8 +107,19 @@ impl Node {
     }
 }
 
+/// A reader past its first scan, taken before any client opened, so the
+/// clients a test opens are new to it and credited all they used (a
+/// client already open at an agent's first scan is only a baseline: see
+/// `clients_open_when_the_agent_starts_are_a_baseline`).
 fn reader(node: &Node) -> Reader {
-    Reader::new(node.proc())
+    let mut reader = Reader::new(node.proc());
+    let nothing_open = tempfile::tempdir().unwrap();
+    reader.take(
+        scan(nothing_open.path(), &node.targets),
+        Duration::from_millis(1),
+        Duration::ZERO,
+    );
+    reader
 }
 
 /// Busy seconds per (pod, device, engine).
@@ -170,6 +181,20 @@ fn a_client_shared_by_two_processes_of_a_pod_counts_once() {
         64 << 10
     );
     assert_eq!(view.files_read, 2);
+}
+
+#[test]
+fn clients_open_when_the_agent_starts_are_a_baseline() {
+    // A restarted agent: its predecessor credited the 90 s this client
+    // had used, and Prometheus has them.
+    let mut node = Node::new("i915");
+    node.pod(100, "train", "main", &[10]);
+    node.open(10, 5, GPU, &i915(3, 90_000_000_000, 8));
+    let mut reader = Reader::new(node.proc());
+    let render = |view: &FdinfoView| busy(view)[&key("train", "0000:03:00.0", "render")];
+    assert_eq!(render(&node.read(&mut reader, 10)), 0.0);
+    node.write(10, 5, &i915(3, 91_500_000_000, 8));
+    assert_eq!(render(&node.read(&mut reader, 20)), 1.5);
 }
 
 #[test]

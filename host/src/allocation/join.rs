@@ -1,6 +1,7 @@
 //! The join itself: what kubelet allocated against what each container
-//! calls. Pure functions of the resolved allocations, the kernel's
-//! counters and attribution, so the rules can be read and tested here.
+//! calls. Functions of the resolved allocations, the kernel's counters and
+//! attribution, so the rules can be read and tested here; the one thing
+//! they read from the node is a calling container's cpuset ([`numa`]).
 
 use std::{
     collections::{BTreeMap, BTreeSet, HashMap, HashSet},

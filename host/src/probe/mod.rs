@@ -27,7 +27,7 @@ pub use pins::cleanup;
 pub use read::{Counter, Losses, RECURSION, Reading, pinned as read_pinned, sum_counts};
 pub use syscall::Side;
 
-use crate::program::OBJECT;
+use crate::{program::OBJECT, startup::Phases};
 
 /// Where the kernel's own BTF is.
 pub const VMLINUX_BTF: &str = "/sys/kernel/btf/vmlinux";
@@ -165,12 +165,17 @@ pub struct Probe {
     /// The map iterators, or why the kernel refused them (the maps are
     /// then copied with lookups).
     dumps: Result<Dumps, String>,
+    /// How long the parts of [`Probe::start`] took.
+    phases: Phases,
 }
 
 impl Probe {
     /// Loads (or adopts) the program and attaches it.
     pub fn start(config: Config) -> Result<Self, ProbeError> {
-        let vmlinux = Btf::from_file(Path::new(VMLINUX_BTF), None)?;
+        let mut phases = Phases::default();
+        let vmlinux = phases.time("kernel BTF", || {
+            Btf::from_file(Path::new(VMLINUX_BTF), None)
+        })?;
         let f_inode = vmlinux
             .member_offset("file", "f_inode")
             .map_err(ProbeError::Layout)?;
@@ -194,16 +199,22 @@ impl Probe {
             .map_max_entries(map::NAMES, config.max_counters)
             .default_map_pin_directory(&maps_dir);
         cgroup_names.set(&mut loader);
-        let mut ebpf = loader
-            .load(OBJECT)
+        let mut ebpf = phases
+            .time("object and maps", || loader.load(OBJECT))
             .map_err(|e| ProbeError::classify(&e, Stage::Load, e.to_string(), ProbeError::Other))?;
         // Adopted maps hold this layout already: no write (each raises
         // bpf_prog_active while the workloads run).
         if fresh_maps {
             pins::write_layout(&mut ebpf, &config)?;
         }
-        let attached = attach::attach(&mut ebpf, &config, &vmlinux, fresh_maps)?;
-        let dumps = Dumps::load(&ebpf, &vmlinux, cpus, config.debug).map_err(|e| e.to_string());
+        let attached = phases.time("hook", || {
+            attach::attach(&mut ebpf, &config, &vmlinux, fresh_maps)
+        })?;
+        let dumps = phases
+            .time("iterators", || {
+                Dumps::load(&ebpf, &vmlinux, cpus, config.debug)
+            })
+            .map_err(|e| e.to_string());
         Ok(Self {
             ebpf,
             config,
@@ -211,7 +222,15 @@ impl Probe {
             hook_reason: attached.reason,
             drm_identity: attach::drm_identity(),
             dumps,
+            phases,
         })
+    }
+
+    /// How long the parts of its start took: the kernel's BTF parsed, the
+    /// object and its maps created or adopted, the hook's programs
+    /// verified and attached, the iterators verified.
+    pub fn start_phases(&self) -> &Phases {
+        &self.phases
     }
 
     /// The hook in use.
