@@ -83,13 +83,15 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
     };
     let started = Instant::now();
     let mut phases = Phases::default();
-    let mut host = PluginHost::new(&config.plugins_dir)?;
-    let vendors = phases.time("plugins", || host.scan()).map_err(|e| {
-        anyhow::anyhow!(
-            "cannot read the plugins directory {}: {e}",
-            config.plugins_dir.display()
-        )
-    })?;
+    let mut host = phases.time("built-in plugins", || PluginHost::new(&config.plugins_dir))?;
+    let vendors = phases
+        .time("plugins directory", || host.scan())
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "cannot read the plugins directory {}: {e}",
+                config.plugins_dir.display()
+            )
+        })?;
     report_rejections(&vendors, &Vendors::default());
 
     let probe = Probe::start(probe::Config {
@@ -172,11 +174,13 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
     let (scanned_tx, mut scanned_rx) = mpsc::channel(1);
     let mut reading_fdinfo = false;
     ready.store(true, Ordering::Release);
+    let took = started.elapsed();
     info!(
-        "ready: counting on {} device(s), serving /metrics on {}, in {:.2} s ({phases})",
+        "ready: counting on {} device(s), serving /metrics on {}, in {:.2} s ({phases}, the rest {:.2} s)",
         agent.table.claimed().count(),
         config.listen,
-        started.elapsed().as_secs_f64()
+        took.as_secs_f64(),
+        took.saturating_sub(phases.total()).as_secs_f64()
     );
     loop {
         tokio::select! {

@@ -24,6 +24,12 @@ impl Phases {
     pub fn append(&mut self, other: &Phases) {
         self.0.extend_from_slice(&other.0);
     }
+
+    /// The parts' time together: what a start took beyond it went to
+    /// steps not timed apart.
+    pub fn total(&self) -> Duration {
+        self.0.iter().map(|(_, took)| *took).sum()
+    }
 }
 
 /// `plugins 0.41 s, kernel BTF 0.30 s, ...`
@@ -52,5 +58,6 @@ mod tests {
         assert!(line.starts_with("plugins 0.0"), "{line}");
         assert!(line.contains(", kernel BTF 0.0"), "{line}");
         assert!(line.ends_with(" s"), "{line}");
+        assert!(phases.total() < Duration::from_secs(1));
     }
 }
