@@ -123,9 +123,10 @@ impl Ledger {
     ) -> Seen {
         let stats = &sighting.stats;
         let mut seen = seen.unwrap_or_else(|| Seen {
-            engine_ns: match predates_the_agent {
-                true => stats.engine_ns.clone(),
-                false => BTreeMap::new(),
+            engine_ns: if predates_the_agent {
+                stats.engine_ns.clone()
+            } else {
+                BTreeMap::new()
             },
             ..Seen::default()
         });

@@ -8,7 +8,7 @@ use prometheus_client::{
 };
 
 use super::series_labels;
-use crate::allocation::AllocationView;
+use crate::allocation::{AllocationView, join::Holder};
 
 /// Encodes `view`.
 pub fn encode(
@@ -22,14 +22,9 @@ pub fn encode(
         MetricType::Info,
     )?;
     for h in &view.holders {
-        family.encode_info(&[
-            ("pod", h.owner.pod.as_str()),
-            ("namespace", &h.owner.namespace),
-            ("container", &h.owner.container),
-            ("device", &h.device),
-            ("resource", &h.resource),
-            ("source", h.source.as_str()),
-        ])?;
+        let mut labels = holder_labels(h).to_vec();
+        labels.push(("source", h.source.as_str()));
+        family.encode_info(&labels)?;
     }
 
     let mut family = encoder.encode_descriptor(
@@ -39,13 +34,7 @@ pub fn encode(
         MetricType::Gauge,
     )?;
     for h in &view.holders {
-        ConstGauge::new(i64::from(h.idle)).encode(family.encode_family(&[
-            ("pod", h.owner.pod.as_str()),
-            ("namespace", &h.owner.namespace),
-            ("container", &h.owner.container),
-            ("device", &h.device),
-            ("resource", &h.resource),
-        ])?)?;
+        ConstGauge::new(i64::from(h.idle)).encode(family.encode_family(&holder_labels(h))?)?;
     }
 
     let mut family = encoder.encode_descriptor(
@@ -56,16 +45,10 @@ pub fn encode(
     )?;
     for h in &view.holders {
         let Some(fit) = h.fit else { continue };
-        ConstGauge::new(f64::from(fit.local) / f64::from(fit.total)).encode(
-            family.encode_family(&[
-                ("pod", h.owner.pod.as_str()),
-                ("namespace", &h.owner.namespace),
-                ("container", &h.owner.container),
-                ("device", &h.device),
-                ("resource", &h.resource),
-                ("cpus", fit.cpus.as_str()),
-            ])?,
-        )?;
+        let mut labels = holder_labels(h).to_vec();
+        labels.push(("cpus", fit.cpus.as_str()));
+        ConstGauge::new(f64::from(fit.local) / f64::from(fit.total))
+            .encode(family.encode_family(&labels)?)?;
     }
 
     let mut family = encoder.encode_descriptor(
@@ -124,4 +107,15 @@ pub fn encode(
         MetricType::Gauge,
     )?)?;
     Ok(())
+}
+
+/// The labels every per-holder family starts with.
+fn holder_labels(h: &Holder) -> [(&'static str, &str); 5] {
+    [
+        ("pod", h.owner.pod.as_str()),
+        ("namespace", &h.owner.namespace),
+        ("container", &h.owner.container),
+        ("device", &h.device),
+        ("resource", &h.resource),
+    ]
 }
