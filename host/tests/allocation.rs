@@ -35,6 +35,7 @@ fn container(name: &str, plugin_devices: &[(&str, &str)], claimed: Vec<Claimed>)
             .map(|(resource, id)| PluginDevices {
                 resource: (*resource).into(),
                 ids: vec![(*id).into()],
+                numa_node: None,
             })
             .collect(),
         claimed,
@@ -183,6 +184,48 @@ fn a_holders_cpus_are_placed_against_its_devices_numa_node() {
             cpus: CpuSource::Exclusive
         })
     );
+}
+
+/// Where sysfs gives a device no node (firmware without proximity
+/// information), the node its device plugin listed it on places it; where
+/// sysfs names one, the kernel's word stands.
+#[test]
+fn a_device_sysfs_places_nowhere_takes_the_node_its_plugin_lists() {
+    let sysfs = Sysfs::new();
+    for (slot, card, node) in [("03", 0, -1), ("04", 1, 1)] {
+        let gpu = sysfs.pci(
+            &format!("pci0000:00/0000:00:01.0/0000:{slot}:00.0"),
+            "1002:744c",
+            Some("amdgpu"),
+            node,
+        );
+        sysfs.node(&gpu, "drm", &format!("card{card}"), 226, card);
+    }
+    let empty = tempfile::tempdir().unwrap();
+    let vendors = PluginHost::new(empty.path()).unwrap().scan().unwrap();
+    let table = DeviceTable::build(discover(&sysfs.roots()).devices, vendors);
+    let listed_on_node_0 = |address: &str| Container {
+        plugin_devices: vec![PluginDevices {
+            resource: "amd.com/gpu".into(),
+            ids: vec![address.into()],
+            numa_node: Some(0),
+        }],
+        ..container(address, &[], vec![])
+    };
+    let resolved = Resolved::new(
+        &[
+            listed_on_node_0("0000:03:00.0"),
+            listed_on_node_0("0000:04:00.0"),
+        ],
+        &table,
+    );
+    let node = |address: &str| {
+        let granted = &resolved.containers[&(format!("uid-{address}"), "main".to_owned())];
+        assert!(granted.complete, "{granted:?}");
+        granted.grants.first().unwrap().numa_node
+    };
+    assert_eq!(node("0000:03:00.0"), Some(0));
+    assert_eq!(node("0000:04:00.0"), Some(1));
 }
 
 /// The reader's settings for `socket`, listing once an hour.

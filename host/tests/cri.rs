@@ -57,6 +57,7 @@ async fn start_pod() -> Pod {
         namespace: "default".into(),
         name: "drm-demo".into(),
         uid: POD_UID.into(),
+        privileged: false,
     };
     let sandbox = kubelet.run_pod(&pod).await.unwrap();
     let mut cgroups = Vec::new();

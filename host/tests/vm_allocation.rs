@@ -44,8 +44,17 @@ fn script() -> String {
         } else {
             format!("kubenpu-workload $BOCHS:0xb2:{calls} > /out/{name}.json && exec sleep 1000000")
         };
+        // The debug pod is privileged: the runtime gives it every device
+        // node of the node, the display among them, and kubelet gives it
+        // nothing. The others get the display as a device plugin's
+        // allocation would pass it.
+        let access = if *name == "debug" {
+            "--privileged"
+        } else {
+            "--device $BOCHS"
+        };
         pods.push_str(&format!(
-            "run_pod {name} 00000000-0000-4000-8000-00000000000{i} \"{work}\"\n"
+            "run_pod {name} 00000000-0000-4000-8000-00000000000{i} \"{work}\" {access}\n"
         ));
     }
     format!(
@@ -70,10 +79,15 @@ fn script() -> String {
             sleep 0.1
           done
         }}
+        # run_pod NAME UID COMMAND [ACCESS...]: ACCESS defaults to the
+        # display as a device node.
         run_pod() {{
-          kubenpu-pods pod --dir "$CRI_DIR" --pod ml/$1/$2 --image "$WORKLOAD_IMAGE" \
-            --device "$BOCHS" --mount /shared:/out --container "main=$3" > /dev/null \
-            || {{ tail -20 "$CRI_DIR/containerd.log"; fail "cannot run pod $1"; }}
+          name=$1 uid=$2 command=$3
+          shift 3
+          [ $# -gt 0 ] || set -- --device "$BOCHS"
+          kubenpu-pods pod --dir "$CRI_DIR" --pod ml/$name/$uid --image "$WORKLOAD_IMAGE" \
+            --mount /shared:/out --container "main=$command" "$@" > /dev/null \
+            || {{ tail -20 "$CRI_DIR/containerd.log"; fail "cannot run pod $name"; }}
         }}
         step booted
         start_containerd
@@ -185,8 +199,8 @@ fn allocations_join_what_kubelet_gave_with_what_pods_call(kernel: Kernel) {
             ],
             "the finished pod kubelet still lists has no row:\n{m}"
         );
-        // The debug pod was given nothing: every call counted as
-        // unallocated. The pod with an ID no rule resolves is not
+        // The debug pod is privileged and was given nothing: every call
+        // counted as unallocated. The pod with an ID no rule resolves is not
         // classified at all.
         assert_eq!(
             unallocated(&m),

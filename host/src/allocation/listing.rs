@@ -33,6 +33,10 @@ pub struct PluginDevices {
     pub resource: String,
     /// The plugin's own IDs, e.g. `card0-1`.
     pub ids: Vec<String>,
+    /// The NUMA node the plugin says these devices are on. kubelet lists
+    /// a resource's devices once per node, so an entry names at most one;
+    /// `None` where it names none (or, from another kubelet, several).
+    pub numa_node: Option<u32>,
 }
 
 /// One device of a DRA claim.
@@ -87,6 +91,7 @@ pub fn containers<'a>(
                     .map(|d| PluginDevices {
                         resource: d.resource_name.clone(),
                         ids: d.device_ids.clone(),
+                        numa_node: one_numa_node(d.topology.as_ref()),
                     })
                     .collect(),
                 claimed: c
@@ -110,6 +115,13 @@ pub fn containers<'a>(
         .collect()
 }
 
+fn one_numa_node(topology: Option<&v1::TopologyInfo>) -> Option<u32> {
+    match topology?.nodes[..] {
+        [ref node] => u32::try_from(node.id).ok(),
+        _ => None,
+    }
+}
+
 fn cdi_nodes(names: &[v1::CdiDevice], cdi: &HashMap<String, Vec<DevNum>>) -> Option<Vec<DevNum>> {
     if names.is_empty() {
         return None;
@@ -129,4 +141,21 @@ pub fn cdi_names(pods: &[Fetched]) -> impl Iterator<Item = &str> {
         .flat_map(|d| &d.claim_resources)
         .flat_map(|r| &r.cdi_devices)
         .map(|d| d.name.as_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_topology_of_one_node_places_a_device() {
+        let topology = |ids: &[i64]| v1::TopologyInfo {
+            nodes: ids.iter().map(|&id| v1::NumaNode { id }).collect(),
+        };
+        assert_eq!(one_numa_node(None), None);
+        assert_eq!(one_numa_node(Some(&topology(&[]))), None);
+        assert_eq!(one_numa_node(Some(&topology(&[1]))), Some(1));
+        assert_eq!(one_numa_node(Some(&topology(&[0, 1]))), None);
+        assert_eq!(one_numa_node(Some(&topology(&[-1]))), None);
+    }
 }

@@ -44,7 +44,7 @@ pub struct Grant {
     pub resource: String,
     /// Who gave it.
     pub source: Source,
-    /// The device's NUMA node, where it has one.
+    /// The device's NUMA node, where sysfs or its device plugin names one.
     pub numa_node: Option<u32>,
 }
 
@@ -97,12 +97,13 @@ impl Resolved {
                         &listed.resource,
                         Source::DevicePlugin,
                         devices,
+                        listed.numa_node,
                     );
                 }
             }
             for claimed in &container.claimed {
                 let devices = rules.claimed_devices(claimed);
-                resolved.take(&mut granted, &claimed.driver, Source::Dra, devices);
+                resolved.take(&mut granted, &claimed.driver, Source::Dra, devices, None);
             }
             let key = (container.pod_uid.clone(), container.owner.container.clone());
             resolved.containers.insert(key, granted);
@@ -110,12 +111,16 @@ impl Resolved {
         resolved
     }
 
+    /// Adds `devices` to `granted`, each on its NUMA node from sysfs, else
+    /// on `listed_node`, the node its allocator listed it on: the kernel
+    /// knows the device, the plugin only says what it read or was told.
     fn take(
         &mut self,
         granted: &mut Granted,
         resource: &str,
         source: Source,
         devices: Option<Vec<&Device>>,
+        listed_node: Option<u32>,
     ) {
         let Some(devices) = devices else {
             *self.unmapped.entry(resource.to_owned()).or_default() += 1;
@@ -126,7 +131,7 @@ impl Resolved {
             device: d.name.as_str().into(),
             resource: resource.to_owned(),
             source,
-            numa_node: d.numa_node,
+            numa_node: d.numa_node.or(listed_node),
         }));
     }
 }

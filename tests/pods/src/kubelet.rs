@@ -23,6 +23,11 @@ pub struct PodSpec {
     pub name: String,
     /// Its UID.
     pub uid: String,
+    /// Whether its containers run privileged, as `privileged: true` in
+    /// their security context makes them: the runtime then gives them
+    /// every device node of the host, and kubelet makes the sandbox
+    /// privileged too.
+    pub privileged: bool,
 }
 
 /// One container of a pod.
@@ -120,6 +125,7 @@ impl Kubelet {
             linux: Some(LinuxContainerConfig {
                 security_context: Some(LinuxContainerSecurityContext {
                     namespace_options: Some(host_network()),
+                    privileged: pod.privileged,
                     ..Default::default()
                 }),
                 ..Default::default()
@@ -200,6 +206,7 @@ fn sandbox_config(pod: &PodSpec) -> PodSandboxConfig {
             cgroup_parent: format!("/kubepods/besteffort/pod{}", pod.uid),
             security_context: Some(LinuxSandboxSecurityContext {
                 namespace_options: Some(host_network()),
+                privileged: pod.privileged,
                 ..Default::default()
             }),
             ..Default::default()

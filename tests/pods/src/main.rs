@@ -4,7 +4,7 @@
 //! ```text
 //! kubenpu-pods containerd --dir D            runs containerd until SIGTERM, then removes every pod
 //! kubenpu-pods image --dir D --name N --binary B [--entrypoint ...]
-//! kubenpu-pods pod --dir D --pod NS/NAME/UID --container NAME=COMMAND... [--device P] [--mount H:C]
+//! kubenpu-pods pod --dir D --pod NS/NAME/UID --container NAME=COMMAND... [--device P] [--mount H:C] [--privileged]
 //! kubenpu-pods remove --dir D SANDBOX
 //! kubenpu-pods podresources --socket S --state F --calls L   kubelet's PodResources API until SIGTERM
 //! ```
@@ -61,6 +61,10 @@ enum Command {
         /// HOST:CONTAINER, a directory mounted into every container.
         #[arg(long = "mount")]
         mounts: Vec<String>,
+        /// Run every container privileged: it gets every device node of
+        /// the host, as a `privileged: true` security context gives.
+        #[arg(long)]
+        privileged: bool,
     },
     /// Serve kubelet's PodResources API on --socket, answering from the
     /// JSON file --state (read on every call), until SIGTERM or SIGINT.
@@ -89,6 +93,7 @@ fn parse_pod(spec: &str) -> Result<PodSpec, String> {
                 namespace: namespace.into(),
                 name: name.into(),
                 uid: uid.into(),
+                privileged: false,
             })
         }
         _ => Err(format!("{spec:?} is not NAMESPACE/NAME/UID")),
@@ -142,12 +147,14 @@ async fn run(command: Command) -> anyhow::Result<()> {
         }
         Command::Pod {
             dir,
-            pod,
+            mut pod,
             image,
             containers,
             devices,
             mounts,
+            privileged,
         } => {
+            pod.privileged = privileged;
             let mounts: Vec<(String, String)> = mounts
                 .iter()
                 .map(|m| {
