@@ -39,7 +39,7 @@ pub fn encode(
 
     let mut family = encoder.encode_descriptor(
         "kubenpu_allocation_numa_local_cpus_ratio",
-        "The share of the container's CPUs that are on the NUMA node of the device allocated to it: 0 means every call and DMA it starts crosses nodes. Its CPUs are its exclusive ones (cpus=\"cpu_ids\", kubelet's CPU manager) or else its cgroup's cpuset.cpus.effective (cpus=\"cpuset\", known once it has made a counted call). Absent for devices without a NUMA node.",
+        "The share of the container's CPUs that are on the NUMA node of the device allocated to it: 0 means every call and DMA it starts crosses nodes. Its CPUs are its exclusive ones (cpus=\"cpu_ids\", kubelet's CPU manager) or else its cgroup's cpuset.cpus.effective (cpus=\"cpuset\", known once it has made a counted call). The device's node is its sysfs numa_node, else the one node its device plugin lists it on; absent for devices with neither.",
         None,
         MetricType::Gauge,
     )?;
