@@ -11,11 +11,11 @@
 # calls, per call; COUNTED: what kubenpuctl counts of the device and nr.
 . /drm.sh
 . /agent.sh
+. /measure.sh
 ROUNDS=${ROUNDS:-3}
 THREADS=${THREADS:-$(nproc)}
 CALLS=${CALLS:-20000}
 echo 1 > /proc/sys/kernel/bpf_stats_enabled
-stats() { prog_stats | grep -v '^kubenpu_dump' | awk '{if ($2 > c) c = $2; t += $3} END {print c + 0, t + 0}'; }
 counted() {
   kubenpuctl counts | awk -v dev="$1" '$2 == dev && $3 == "0x48" {s += $4} END {print s + 0}'
 }
@@ -23,15 +23,11 @@ kubenpu-agent --cleanup > /dev/null 2>&1
 for round in $(seq "$ROUNDS"); do
   start_agent
   kubenpu-workload --threads "$THREADS" --spread "$VIRTIO_RENDER:0x48:1000" > /dev/null
-  read -r c0 t0 <<EOS
-$(stats)
-EOS
+  before=$(stats)
   out=$(kubenpu-workload --threads "$THREADS" --spread "$VIRTIO_RENDER:0x48:$CALLS")
-  read -r c1 t1 <<EOS
-$(stats)
-EOS
+  run=$(run_per_call "$before" "$(stats)")
   wall=$(($(field elapsed_ns "$out") / $(field calls "$out")))
-  echo "contention $round $THREADS $(((t1 - t0) / (c1 - c0))) $wall $(counted "$(field device "$out")") $((round * THREADS * (CALLS + 1000)))"
+  echo "contention $round $THREADS $run $wall $(counted "$(field device "$out")") $((round * THREADS * (CALLS + 1000)))"
   stop_agent
 done
 kubenpu-agent --cleanup > /dev/null 2>&1

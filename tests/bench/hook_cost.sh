@@ -13,34 +13,21 @@
 #   cost ROUND HOOK VARIANT CASE RUN_NS WALL_NS
 . /drm.sh
 . /agent.sh
+. /measure.sh
 echo 1 > /proc/sys/kernel/bpf_stats_enabled
 BOCHS=$(drm_node bochs-drm card)
 N=${N:-200000}
 ROUNDS=${ROUNDS:-3}
 CASES="filtered:$BOCHS:0xb2 untracked:$VIRTIO_RENDER:0x43 counted:$VIRTIO_RENDER:0x48"
 
-wall_per_call() {
-  kubenpu-workload "$1" | sed 's/.*"calls":\([0-9]*\),"elapsed_ns":\([0-9]*\).*/\2 \1/' \
-    | { read -r t n; echo $((t / n)); }
-}
-# stats: calls (the most runs of any program attached: each runs once per
-# call) and the run time of all of them, entry and exit together; not the
-# agent's map iterators, which run on its scrapes and sweeps.
-stats() { prog_stats | grep -v '^kubenpu_dump' | awk '{if ($2 > c) c = $2; t += $3} END {print c + 0, t + 0}'; }
 # measure ROUND HOOK VARIANT: every case under what is attached now.
 measure() {
   for case in $CASES; do
     plan=${case#*:}
     kubenpu-workload "$plan:1000" > /dev/null
-    read -r c0 t0 <<EOS
-$(stats)
-EOS
+    before=$(stats)
     wall=$(wall_per_call "$plan:$N")
-    read -r c1 t1 <<EOS
-$(stats)
-EOS
-    run=0
-    [ "$c1" -gt "$c0" ] && run=$(((t1 - t0) / (c1 - c0)))
+    run=$(run_per_call "$before" "$(stats)")
     echo "cost $1 $2 $3 ${case%%:*} $run $wall"
   done
 }

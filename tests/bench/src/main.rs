@@ -1,5 +1,5 @@
 //! `bench-tables DIR`: reads what scripts/bench measured into DIR
-//! (`hooks.txt`, `footprint.txt`, `churn.txt`, `scaling.txt`,
+//! (`hooks.txt`, `numa.txt`, `footprint.txt`, `churn.txt`, `scaling.txt`,
 //! `contention.txt`, `scrape.txt`, `plugins.txt`)
 //! and prints
 //! BENCHMARKS.md's tables in Markdown: medians with the spread over rounds,
@@ -20,6 +20,7 @@ fn main() -> anyhow::Result<()> {
             .map_err(|e| anyhow::anyhow!("{}: {e} (run scripts/bench first)", path.display()))
     };
     print!("{}", sections::hooks(&read("hooks.txt")?)?);
+    print!("{}", sections::numa(&read("numa.txt")?)?);
     print!("{}", sections::footprint(&read("footprint.txt")?)?);
     print!("{}", sections::churn(&read("churn.txt")?)?);
     print!("{}", sections::scaling(&read("scaling.txt")?)?);

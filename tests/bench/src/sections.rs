@@ -347,6 +347,61 @@ Threads pinned one per vCPU, all counting the same ioctl on one fd in one cgroup
     Ok(out)
 }
 
+/// The NUMA check's cost per counted call: on a device without a node
+/// (the check stops at the device's node) and on one on the other node
+/// than the calling CPU's (it asks the CPU's node, compares, and adds one
+/// to the remote count), and their difference round by round, which
+/// drift between rounds does not move.
+pub fn numa(text: &str) -> Result<String> {
+    // round -> case -> (run ns, wall ns)
+    let mut rounds: BTreeMap<&str, BTreeMap<&str, (f64, f64)>> = BTreeMap::new();
+    for fields in lines(text, "numa") {
+        let [round, case, run, wall] = fields[..] else {
+            bail!("a numa line has {} fields, not 4", fields.len());
+        };
+        rounds
+            .entry(round)
+            .or_default()
+            .insert(case, (number(run)?, number(wall)?));
+    }
+    let [remote] = &lines(text, "numa-remote")[..] else {
+        bail!("no numa-remote line: the NUMA benchmark did not run");
+    };
+    let [counted, issued] = remote[..] else {
+        bail!("the numa-remote line has {} fields, not 2", remote.len());
+    };
+    let (mut run, mut wall, mut extra) = (
+        BTreeMap::<&str, Samples>::new(),
+        BTreeMap::<&str, Samples>::new(),
+        Samples::default(),
+    );
+    for cases in rounds.values() {
+        let (Some(unplaced), Some(remote)) = (cases.get("unplaced"), cases.get("remote")) else {
+            bail!("a round of the NUMA benchmark lacks its unplaced or remote line");
+        };
+        for (case, (r, w)) in [("unplaced", unplaced), ("remote", remote)] {
+            run.entry(case).or_default().push(*r);
+            wall.entry(case).or_default().push(*w);
+        }
+        extra.push(remote.0 - unplaced.0);
+    }
+    let mut out = String::from(
+        "### The NUMA check
+
+A counted call (virtio-gpu's `WAIT`) from CPU 0 (node 0) on a device without a NUMA node, where the check stops at the device's node, and on a device on node 1, where it asks the CPU's node, compares, and adds one to the remote count; median (min–max) over the rounds, in ns.
+
+| device | run time per call | wall time per call |\n|---|---:|---:|\n",
+    );
+    for (case, device) in [("unplaced", "no node"), ("remote", "node 1")] {
+        writeln!(out, "| {device} | {} | {} |", run[case], wall[case])?;
+    }
+    writeln!(
+        out,
+        "\nThe whole check, node 1 − no node, round by round: {extra} ns of run time. Counted as remote: {counted} of the {issued} calls on the node-1 device.\n"
+    )?;
+    Ok(out)
+}
+
 /// Load time per built-in plugin and for all of them.
 pub fn plugins(text: &str) -> Result<String> {
     let mut out = String::from(
@@ -381,7 +436,7 @@ pub fn plugins(text: &str) -> Result<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{churn, contention, footprint, hooks, scaling, scrape};
+    use super::{churn, contention, footprint, hooks, numa, scaling, scrape};
 
     #[test]
     fn hook_lines_become_medians_and_ratios() {
@@ -409,6 +464,24 @@ mod tests {
         );
         assert!(out.contains("every event in 2 of 2 runs"), "{out}");
         assert!(hooks("nothing measured").is_err());
+    }
+
+    #[test]
+    fn numa_lines_become_rows_and_a_difference_per_round() {
+        let mut text = String::new();
+        for (round, drift) in [(1, 0), (2, 400), (3, 200)] {
+            for (case, run) in [("unplaced", 2000), ("remote", 2030 + round * 10)] {
+                text += &format!("numa {round} {case} {} 6000\n", run + drift);
+            }
+        }
+        let out = numa(&(text.clone() + "numa-remote 603001 603001\n")).unwrap();
+        assert!(
+            out.contains("| node 1 | 2260 (2040–2450) | 6000 (6000–6000) |"),
+            "{out}"
+        );
+        assert!(out.contains("round by round: 50 (40–60) ns"), "{out}");
+        assert!(out.contains("603001 of the 603001"), "{out}");
+        assert!(numa(&text).is_err(), "no numa-remote line");
     }
 
     #[test]

@@ -65,6 +65,10 @@ enum Cmd {
         /// Virtual CPUs.
         #[arg(long, default_value_t = 2)]
         cpus: u32,
+        /// NUMA nodes, the vCPUs split evenly among them; virtio-gpu sits
+        /// behind a PCI expander bridge on the last (x86_64 guests).
+        #[arg(long, default_value_t = 1)]
+        numa_nodes: u32,
         /// Forward the host's loopback port to a guest port, as HOST:GUEST
         /// (gives the guest a network card).
         #[arg(long = "forward", value_parser = parse_forward)]
@@ -144,6 +148,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             devices,
             modules,
             cpus,
+            numa_nodes,
             forwards,
             timeout,
             command,
@@ -151,6 +156,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let mut vm = Vm::new(kernel)
                 .timeout(Duration::from_secs(timeout))
                 .cpus(cpus)
+                .numa_nodes(numa_nodes)
                 .echo(true);
             for device in devices {
                 vm = vm.device(&device);
