@@ -44,8 +44,9 @@ pub fn kubenpu_kretprobe(ctx: aya_ebpf::programs::RetProbeContext) -> u32 {
     0
 }
 
+/// The exit side of a call that returned `ret`.
 #[inline(always)]
-fn finish(ret: i64) {
+pub fn finish(ret: i64) {
     let thread = bpf_get_current_pid_tgid();
     let Some(record) = INFLIGHT.get_ptr_mut(thread) else {
         return;

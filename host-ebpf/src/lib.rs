@@ -24,6 +24,10 @@ pub mod program {
     /// Return probe on `drm_ioctl`: the exit side of [`KPROBE`] (as a
     /// kretprobe, or a kprobe.multi return link).
     pub const KRETPROBE: &str = "kubenpu_kretprobe";
+    /// A kprobe session on `drm_ioctl` (Linux 6.10): entry and return in
+    /// one program, whose return side runs only for the calls its entry
+    /// kept.
+    pub const SESSION: &str = "kubenpu_session";
     /// Iterator over [`COUNTS`](super::map::COUNTS): each key and value.
     pub const DUMP_COUNTS: &str = "kubenpu_dump_counts";
     /// Iterator over [`DURATIONS`](super::map::DURATIONS): each key and
@@ -39,6 +43,13 @@ pub mod program {
     /// Iterator over [`OWNERS`](super::map::OWNERS).
     pub const DUMP_OWNERS: &str = "kubenpu_dump_owners";
 }
+
+/// The helper number the session program calls for the kfunc
+/// `bpf_session_is_return(ctx)`. No helper has it, so the program cannot
+/// load until the agent's loader rewrites each such call into a call of
+/// the kfunc, by its BTF id in vmlinux: aya 0.14 cannot relocate kfunc
+/// calls, and rustc emits no `.ksyms` for extern functions.
+pub const SESSION_IS_RETURN_CALL: i32 = 0x4b4e_5055;
 
 /// Map names in the object.
 pub mod map {

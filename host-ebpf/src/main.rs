@@ -6,7 +6,8 @@
 //!
 //! The fast path is two hash lookups that almost always miss: a call on a
 //! device that is not an accelerator, or with an ioctl number its vendor
-//! does not count, returns after them, and its exit after one more miss.
+//! does not count, returns after them, and its exit after one more miss
+//! (a kprobe session runs no exit for it at all).
 //! A counted call adds one to its counter atomically as it enters (and
 //! one to its remote count if the calling CPU's NUMA node is not the
 //! device's) and leaves its start time per thread; as it returns, the exit
@@ -47,6 +48,7 @@ mod exit;
 mod filter;
 mod names;
 mod object;
+mod session;
 mod size;
 
 /// Default capacity of the counters; the agent may change it.

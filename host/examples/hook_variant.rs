@@ -13,11 +13,13 @@
 //!   array of 256 numbers per vendor (filled here from the same maps),
 //!   returning after the lookups: what the table's shape costs.
 //!
-//! `hook_variant VARIANT fentry|kprobe|kprobe-multi [PIN_DIR]` (as
-//! root; fentry goes through the `drm` module's BTF, as on Debian's
-//! kernels; kprobe-multi runs the kprobe program through an fprobe; PIN_DIR
-//! is the agent's `--pin-path`, /sys/fs/bpf/kubenpu by default). On exit it
-//! prints the events it read.
+//! `hook_variant VARIANT fentry|kprobe|kprobe-multi|kprobe-session
+//! [PIN_DIR]` (as root; fentry goes through the `drm` module's BTF, as on
+//! Debian's kernels; kprobe-multi runs the kprobe program through an
+//! fprobe; kprobe-session runs the empty variant's kprobe program as a
+//! session, which, returning 0, runs again at every return: the session's
+//! empty pair; PIN_DIR is the agent's `--pin-path`, /sys/fs/bpf/kubenpu by
+//! default). On exit it prints the events it read.
 
 use std::{
     borrow::Cow,
@@ -37,7 +39,10 @@ use aya::{
     programs::{FEntry, FExit, KProbe, links::FdLink},
 };
 use kubenpu::{
-    probe::{Btf, Side, VMLINUX_BTF, link_kprobe_multi, load_kprobe_multi, load_on_module},
+    probe::{
+        Btf, Side, VMLINUX_BTF, link_kprobe_multi, link_kprobe_session, load_kprobe_multi,
+        load_kprobe_session, load_on_module,
+    },
     program::{FLOOR_OBJECT, PER_EVENT_OBJECT, TABLE_OBJECT},
 };
 use kubenpu_ebpf::{DeviceEntry, IoctlEntry, IoctlKey, global, map};
@@ -46,7 +51,7 @@ fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [variant, hook, rest @ ..] = &args[..] else {
         anyhow::bail!(
-            "usage: hook_variant empty|per-event|table-hash|table-array fentry|kprobe|kprobe-multi [PIN_DIR]"
+            "usage: hook_variant empty|per-event|table-hash|table-array fentry|kprobe|kprobe-multi|kprobe-session [PIN_DIR]"
         );
     };
     let pin_dir = PathBuf::from(rest.first().map_or("/sys/fs/bpf/kubenpu", String::as_str));
@@ -102,7 +107,7 @@ fn main() -> anyhow::Result<()> {
 enum Attached {
     /// A link aya made.
     Link(FdLink),
-    /// A kprobe.multi link, with its program.
+    /// A kprobe.multi or kprobe session link, with its program.
     Multi(OwnedFd, OwnedFd),
 }
 
@@ -119,8 +124,17 @@ fn attach(
     let (entry, exit) = match hook {
         "kprobe" | "kprobe-multi" => ("kprobe", "kretprobe"),
         "fentry" => ("fentry", "fexit"),
+        "kprobe-session" if prefix == "kubenpu_floor" => {
+            let name = format!("{prefix}_kprobe");
+            let program = load_kprobe_session(ebpf, object, &name, vmlinux, true)?;
+            let link = link_kprobe_session(program.as_fd())?;
+            return Ok(vec![Attached::Multi(program, link)]);
+        }
+        "kprobe-session" => anyhow::bail!(
+            "hook_variant: only the empty variant runs as a session (the others' entry programs would run again at every return)"
+        ),
         other => anyhow::bail!(
-            "hook_variant: unknown hook {other:?}: choose fentry, kprobe or kprobe-multi"
+            "hook_variant: unknown hook {other:?}: choose fentry, kprobe, kprobe-multi or kprobe-session"
         ),
     };
     let mut attached = Vec::new();

@@ -17,8 +17,9 @@ use crate::{
 #[command(version, about)]
 pub struct AgentConfig {
     /// Hook on drm_ioctl: auto takes the first the kernel allows of
-    /// kprobe-multi and kprobe (both exact) and fentry (cheapest, but skips
-    /// calls where kernel code is preempted, counted as recursion losses).
+    /// kprobe-session, kprobe-multi and kprobe (all exact) and fentry
+    /// (cheap, but skips calls where kernel code is preempted, counted as
+    /// recursion losses).
     #[arg(long, value_enum, default_value = "auto")]
     pub hook: HookChoice,
     /// Print the kernel verifier's full log if a program is rejected, and

@@ -24,7 +24,7 @@ fn an_unknown_hook_is_refused_naming_the_choices() {
         "{text}"
     );
     assert!(
-        text.contains("[possible values: auto, fentry, kprobe, kprobe-multi]"),
+        text.contains("[possible values: auto, fentry, kprobe, kprobe-multi, kprobe-session]"),
         "{text}"
     );
 }

@@ -4,7 +4,7 @@
 //! arguments it renders (so with its mount layout: /host/dev, /host/cgroup,
 //! /host/bpf), and counts every call, and a restarted agent adopts its
 //! predecessor's program. With CAP_BPF and CAP_PERFMON alone it counts
-//! through kprobe.multi where the kernel has fprobe (sid); on 6.1 it
+//! through a kprobe session where the kernel has them (sid); on 6.1 it
 //! refuses in one line saying which capability it lacks, and counts with
 //! those two alone once `perf_event_paranoid` is 2, as values.yaml says.
 
@@ -43,16 +43,17 @@ fn the_charts_capabilities_are_enough_and_needed(kernel: Kernel) {
     let (minimal_caps, _) = chart_agent(&["--set-json", "extraCapabilities=[]"]);
     assert_eq!(minimal_caps, "+bpf,+perfmon");
     let args = args.join(" ");
-    // kprobe.multi needs no perf_event_open, so CAP_BPF and CAP_PERFMON
-    // are enough even at perf_event_paranoid 3; Debian's 6.1 has no fprobe,
-    // and its kprobe needs CAP_SYS_ADMIN there.
+    // A kprobe session needs no perf_event_open, and its kfunc call needs
+    // CAP_BPF, so CAP_BPF and CAP_PERFMON are enough even at
+    // perf_event_paranoid 3; Debian's 6.1 has no fprobe, and its kprobe
+    // needs CAP_SYS_ADMIN there.
     let (hook, without_sys_admin) = match kernel {
         Kernel::Bookworm => (
             "kprobe",
             "if $AGENT_WRAPPER kubenpu-agent {args} >> $AGENT_LOG 2>&1; then fail 'the agent started without CAP_SYS_ADMIN'; fi
              sysctl -w kernel.perf_event_paranoid=2",
         ),
-        _ => ("kprobe-multi", ""),
+        _ => ("kprobe-session", ""),
     };
     let without_sys_admin = without_sys_admin.replace("{args}", &args);
     // util-linux's setpriv, under a name busybox's smaller applet does not take.

@@ -197,13 +197,21 @@ fn whole(calls: u64, counted: u64, short: &mut u64) -> bool {
 }
 
 /// Every call short of its counter was skipped by the kernel and counted
-/// as such, and nothing else was lost.
+/// as such, and nothing else was lost. Under a kprobe session (`auto` on
+/// sid) `recursion` also counts skipped returns, whose calls were counted
+/// and whose measurements show as `unmeasured`: there it bounds the
+/// shortfall from above.
 fn shortfall_is_counted(kernel: Kernel, short: u64, losses: &BTreeMap<String, u64>) {
-    assert_eq!(short, losses["recursion"], "{kernel}: {losses:?}");
+    let session = kernel.suite() == "sid";
+    if session {
+        assert!(short <= losses["recursion"], "{kernel}: {losses:?}");
+    } else {
+        assert_eq!(short, losses["recursion"], "{kernel}: {losses:?}");
+    }
     assert!(
-        losses
-            .iter()
-            .all(|(reason, &n)| n == 0 || reason == "recursion"),
+        losses.iter().all(|(reason, &n)| n == 0
+            || reason == "recursion"
+            || (session && reason == "unmeasured")),
         "{kernel}: {losses:?}"
     );
 }

@@ -1,5 +1,7 @@
 # Cost of a program on drm_ioctl, per hook (busybox sh, in the kubenpu-vm
-# guest; run by scripts/bench). Rounds alternate every variant; each case:
+# guest; run by scripts/bench): a kprobe session where the kernel has them,
+# kprobe.multi, kprobe and fentry, or those HOOKS lists. Rounds alternate
+# every variant; each case:
 # 1,000 warm-up calls, then N timed calls, with the programs' run time per
 # call (entry and exit programs together) from kernel.bpf_stats_enabled
 # (prog_stats) and the workload's wall time per call. Variants: no
@@ -7,7 +9,9 @@
 # return at once); kubenpu (the agent's counting and measuring programs);
 # per-event (one ring-buffer event per counted call, on entry only, read by
 # a waiting reader); table-hash and table-array (the filter's lookups alone,
-# with the ioctl table as the agent's hashes or as an array). Cases: filtered (a DRM
+# with the ioctl table as the agent's hashes or as an array; a session has
+# the empty pair and kubenpu only: the others' entry programs would run
+# again at every return). Cases: filtered (a DRM
 # device no vendor claims), untracked (a claimed device, an ioctl its
 # vendor does not count), counted. One line a measurement:
 #   cost ROUND HOOK VARIANT CASE RUN_NS WALL_NS
@@ -50,7 +54,7 @@ release() {
 }
 # detach: drops the agent's pinned links and programs; its maps stay.
 detach() {
-  rm /sys/fs/bpf/kubenpu/link /sys/fs/bpf/kubenpu/program /sys/fs/bpf/kubenpu/exit-link \
+  rm -f /sys/fs/bpf/kubenpu/link /sys/fs/bpf/kubenpu/program /sys/fs/bpf/kubenpu/exit-link \
     /sys/fs/bpf/kubenpu/exit-program
   for i in $(seq 50); do [ -z "$(prog_stats)" ] && break; sleep 0.1; done
 }
@@ -61,11 +65,14 @@ start_agent
 stop_agent
 detach
 
+SESSION=
+grep -qw bpf_session_is_return /proc/kallsyms && SESSION=kprobe-session
+HOOKS=${HOOKS:-$SESSION kprobe-multi kprobe fentry}
 for round in $(seq "$ROUNDS"); do
   for case in $CASES; do
     echo "cost $round none none ${case%%:*} 0 $(wall_per_call "${case#*:}:$N")"
   done
-  for hook in kprobe-multi kprobe fentry; do
+  for hook in $HOOKS; do
     hold empty $hook
     measure "$round" $hook empty
     release
@@ -73,6 +80,7 @@ for round in $(seq "$ROUNDS"); do
     measure "$round" $hook kubenpu
     stop_agent
     detach
+    [ $hook = kprobe-session ] && continue
     hold per-event $hook
     measure "$round" $hook per-event
     release

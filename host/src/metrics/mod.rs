@@ -384,7 +384,7 @@ impl Collector for Snapshot {
         encoder
             .encode_descriptor(
                 "kubenpu_hook",
-                "The kernel hook the program is attached with (kprobe-multi, kprobe, fentry or fentry-module), and how scrapes and sweeps read the counters: iterators (BPF map iterators, which make kprobe hooks skip no call), or lookups (bpf(2) copies, where the kernel lacks map iterators: a call made on a CPU while the agent copies is skipped by kprobe hooks and counted as a recursion loss).",
+                "The kernel hook the program is attached with (kprobe-session, kprobe-multi, kprobe, fentry or fentry-module), and how scrapes and sweeps read the counters: iterators (BPF map iterators, which make kprobe hooks skip no call), or lookups (bpf(2) copies, where the kernel lacks map iterators: a call made on a CPU while the agent copies is skipped by kprobe hooks and counted as a recursion loss).",
                 None,
                 MetricType::Info,
             )?

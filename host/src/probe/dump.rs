@@ -23,7 +23,7 @@ use kubenpu_ebpf::{
 
 use super::{
     Btf, ProbeError,
-    attach::load_error,
+    hook::load_error,
     read::Counter,
     relocate::{Relocated, map_fd},
     syscall::{self, Target},

@@ -4,9 +4,10 @@
 //! pinned so counts survive restarts, fill its device and ioctl tables, and
 //! read its counters.
 
-mod attach;
 mod btf;
 mod dump;
+mod hook;
+mod kfunc;
 mod names;
 mod owners;
 mod pins;
@@ -21,8 +22,11 @@ use aya::{Ebpf, EbpfLoader};
 use dump::Dumps;
 use kubenpu_ebpf::{global, map};
 
-pub use attach::{Hook, HookChoice, link_kprobe_multi, load_kprobe_multi, load_on_module};
 pub use btf::{Btf, BtfError};
+pub use hook::{
+    Hook, HookChoice, link_kprobe_multi, link_kprobe_session, load_kprobe_multi,
+    load_kprobe_session, load_on_module,
+};
 pub use pins::cleanup;
 pub use read::{Counter, Losses, RECURSION, Reading, pinned as read_pinned, sum_counts};
 pub use syscall::Side;
@@ -82,7 +86,7 @@ pub enum ProbeError {
     Attach(String),
     /// No hook could be attached, and a privilege was what stopped one.
     #[error(
-        "cannot attach to drm_ioctl: {0}: fentry on a drm module, and kprobes where kernel.perf_event_paranoid > 2, need CAP_SYS_ADMIN besides CAP_BPF and CAP_PERFMON (kprobe-multi does not, on kernels with fprobe): grant it or run as root"
+        "cannot attach to drm_ioctl: {0}: fentry on a drm module, and kprobes where kernel.perf_event_paranoid > 2, need CAP_SYS_ADMIN besides CAP_BPF and CAP_PERFMON (kprobe-session and kprobe-multi do not, on kernels with fprobe): grant it or run as root"
     )]
     AttachDenied(String),
     /// Anything else the kernel or aya reported.
@@ -208,7 +212,7 @@ impl Probe {
             pins::write_layout(&mut ebpf, &config)?;
         }
         let attached = phases.time("hook", || {
-            attach::attach(&mut ebpf, &config, &vmlinux, fresh_maps)
+            hook::attach(&mut ebpf, &config, &vmlinux, fresh_maps)
         })?;
         let dumps = phases
             .time("iterators", || {
@@ -220,7 +224,7 @@ impl Probe {
             config,
             hook: attached.hook,
             hook_reason: attached.reason,
-            drm_identity: attach::drm_identity(),
+            drm_identity: hook::drm_identity(),
             dumps,
             phases,
         })
@@ -263,12 +267,12 @@ impl Probe {
     /// the hook was attached (a kprobe on the old module no longer fires).
     /// Returns whether it did.
     pub fn reattach_if_drm_reloaded(&mut self) -> Result<bool, ProbeError> {
-        let now = attach::drm_identity();
+        let now = hook::drm_identity();
         if now == self.drm_identity || now.is_none() {
             return Ok(false);
         }
         let vmlinux = Btf::from_file(Path::new(VMLINUX_BTF), None)?;
-        let attached = attach::reattach(&mut self.ebpf, &self.config, &vmlinux, self.hook)?;
+        let attached = hook::reattach(&mut self.ebpf, &self.config, &vmlinux, self.hook)?;
         self.hook = attached.hook;
         self.hook_reason = attached.reason;
         self.drm_identity = now;

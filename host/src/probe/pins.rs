@@ -5,7 +5,8 @@
 //!                           running)
 //! <pin dir>/program         the program it runs (its miss counter is read
 //!                           there, by the agent and by kubenpuctl)
-//! <pin dir>/exit-link       the attached exit hook
+//! <pin dir>/exit-link       the attached exit hook (none for a kprobe
+//!                           session, whose one program runs on both)
 //! <pin dir>/exit-program    the program it runs
 //! <pin dir>/maps/<MAP>      the program's maps, adopted by the next agent
 //! <pin dir>/maps-replaced   maps of an incompatible older layout, removed

@@ -150,6 +150,8 @@ pub enum Target<'a> {
     },
     /// A kprobe program for a kprobe.multi link.
     KprobeMulti,
+    /// A kprobe program for a kprobe session link.
+    KprobeSession,
     /// A map-element iterator; `btf_id` is vmlinux's
     /// `bpf_iter_bpf_map_elem`.
     MapIterator {
@@ -201,6 +203,10 @@ pub fn load_program(
             attr.__bindgen_anon_3.expected_attach_type =
                 bpf_attach_type::BPF_TRACE_KPROBE_MULTI as u32;
         }
+        Target::KprobeSession => {
+            attr.__bindgen_anon_3.prog_type = bpf_prog_type::BPF_PROG_TYPE_KPROBE as u32;
+            attr.__bindgen_anon_3.expected_attach_type = BPF_TRACE_KPROBE_SESSION;
+        }
         Target::MapIterator { btf_id } => {
             attr.__bindgen_anon_3.prog_type = bpf_prog_type::BPF_PROG_TYPE_TRACING as u32;
             attr.__bindgen_anon_3.expected_attach_type = bpf_attach_type::BPF_TRACE_ITER as u32;
@@ -224,22 +230,49 @@ pub fn load_program(
 /// return.
 const KPROBE_MULTI_RETURN: u32 = 1;
 
+/// `BPF_TRACE_KPROBE_SESSION` (Linux 6.10), newer than aya's bindings.
+const BPF_TRACE_KPROBE_SESSION: u32 = 56;
+
 /// Attaches a kprobe.multi program to kernel function `symbol` (Linux
 /// 5.18, module functions 6.2), on its entry or its return: an fprobe,
 /// reached through `BPF_LINK_CREATE` without `perf_event_open`. Returns
 /// the link.
 pub fn kprobe_multi_link(program: BorrowedFd<'_>, symbol: &str, side: Side) -> io::Result<OwnedFd> {
+    let flags = if side == Side::Exit {
+        KPROBE_MULTI_RETURN
+    } else {
+        0
+    };
+    fprobe_link(
+        program,
+        symbol,
+        bpf_attach_type::BPF_TRACE_KPROBE_MULTI as u32,
+        flags,
+    )
+}
+
+/// Attaches a kprobe session program to kernel function `symbol` (Linux
+/// 6.10): one fprobe runs it on the entry and, where the entry returned
+/// 0, on the return. Returns the link.
+pub fn kprobe_session_link(program: BorrowedFd<'_>, symbol: &str) -> io::Result<OwnedFd> {
+    fprobe_link(program, symbol, BPF_TRACE_KPROBE_SESSION, 0)
+}
+
+fn fprobe_link(
+    program: BorrowedFd<'_>,
+    symbol: &str,
+    attach_type: u32,
+    flags: u32,
+) -> io::Result<OwnedFd> {
     let symbol = CString::new(symbol)
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL in the symbol"))?;
     let symbols = [symbol.as_ptr()];
     let mut attr: bpf_attr = zeroed();
     attr.link_create.__bindgen_anon_1.prog_fd = program.as_raw_fd() as u32;
-    attr.link_create.attach_type = bpf_attach_type::BPF_TRACE_KPROBE_MULTI as u32;
+    attr.link_create.attach_type = attach_type;
     attr.link_create.__bindgen_anon_3.kprobe_multi.cnt = symbols.len() as u32;
     attr.link_create.__bindgen_anon_3.kprobe_multi.syms = symbols.as_ptr() as u64;
-    if side == Side::Exit {
-        attr.link_create.__bindgen_anon_3.kprobe_multi.flags = KPROBE_MULTI_RETURN;
-    }
+    attr.link_create.__bindgen_anon_3.kprobe_multi.flags = flags;
     // SAFETY: `symbols` holds `cnt` pointers to NUL-terminated strings,
     // all alive for the call.
     unsafe { bpf(bpf_cmd::BPF_LINK_CREATE, &mut attr) }.map(owned)

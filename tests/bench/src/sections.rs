@@ -36,7 +36,7 @@ fn number(word: &str) -> Result<f64> {
         .with_context(|| format!("{word:?} is not a number"))
 }
 
-const HOOKS: [&str; 3] = ["kprobe-multi", "kprobe", "fentry"];
+const HOOKS: [&str; 4] = ["kprobe-session", "kprobe-multi", "kprobe", "fentry"];
 const VARIANTS: [&str; 6] = [
     "none",
     "empty",
@@ -88,11 +88,21 @@ pub fn hooks(text: &str) -> Result<String> {
             .unwrap_or(f64::NAN)
     };
     out.push_str("\n### Ratios (of medians)\n\n");
-    out.push_str("Run time is the programs alone, entry and exit (`bpf_stats`); wall time includes the hook's dispatch and the ioctl itself. \"empty\" is the empty pair; the per-event variant has an entry program only.\n\n");
+    out.push_str("Run time is the programs alone, entry and exit (`bpf_stats`); wall time includes the hook's dispatch and the ioctl itself. \"empty\" is the empty pair (for a session, its one empty program, which runs at the entry and at the return); the per-event variant has an entry program only.\n\n");
     out.push_str("| hook | measure | counted ÷ empty | counted ÷ per-event | filtered ÷ empty |\n|---|---|---:|---:|---:|\n");
-    for hook in HOOKS {
+    // A hook the kernel lacks has no rows; a session has no per-event
+    // variant ("–").
+    let measured = |hook| cost.contains_key(&(hook, "kubenpu", "counted"));
+    for hook in HOOKS.into_iter().filter(|hook| measured(hook)) {
         for (label, wall) in [("run time", false), ("wall time", true)] {
-            let ratio = |a: f64, b: f64| format!("{:.2}", a / b);
+            let ratio = |a: f64, b: f64| {
+                let r = a / b;
+                if r.is_nan() {
+                    "–".to_owned()
+                } else {
+                    format!("{r:.2}")
+                }
+            };
             writeln!(
                 out,
                 "| {hook} | {label} | {} | {} | {} |",
@@ -122,6 +132,9 @@ pub fn hooks(text: &str) -> Result<String> {
                 median(hook, "table-hash", case, false),
                 median(hook, "table-array", case, false),
             );
+            if hash.is_nan() {
+                continue;
+            }
             writeln!(
                 out,
                 "| {hook} | {case} | {hash:.0} | {array:.0} | {:.2} |",
@@ -451,9 +464,19 @@ mod tests {
                     );
                 }
             }
+            for (variant, run) in [("empty", 100), ("kubenpu", 200)] {
+                text += &format!("cost {round} kprobe-session {variant} counted {run} 1000\n");
+                text += &format!("cost {round} kprobe-session {variant} filtered {run} 1000\n");
+            }
             text += &format!("events {round} fentry 201000 201000\nnoise from the console\n");
         }
         let out = hooks(&text).unwrap();
+        // A session has no per-event variant; kprobe was not measured.
+        assert!(
+            out.contains("| kprobe-session | run time | 2.00 | – | 2.00 |"),
+            "{out}"
+        );
+        assert!(!out.contains("| kprobe | run time"), "{out}");
         assert!(
             out.contains("| fentry | kubenpu | counted | 400 (200–600) | 1200 (1200–1200) |"),
             "{out}"
