@@ -23,8 +23,10 @@ use serde_json::{Value, json};
 use support::steps::{Host, wait_until};
 
 /// The pods that run, by name, with the calls their one container makes
-/// (dumb buffer creations on the bochs display; 0 for none).
-const PODS: [(&str, u64); 8] = [
+/// (dumb buffer creations on the bochs display; 0 for none). `done`
+/// finishes after the first checks: its sandbox is stopped, and kubelet
+/// still lists it, as older kubelets list terminal pods.
+const PODS: [(&str, u64); 9] = [
     ("idle", 0),
     ("share-a", 300),
     ("share-b", 200),
@@ -33,16 +35,32 @@ const PODS: [(&str, u64); 8] = [
     ("dra", 70),
     ("dra-named", 30),
     ("unknown", 40),
+    ("done", 20),
 ];
+
+/// The vCPU a pod's workload is pinned to: `share-a` to node 0's, away
+/// from the display on node 1, so every call of it is remote; `share-b`
+/// to node 1's, so none is.
+fn pinned_cpu(pod: &str) -> Option<u32> {
+    match pod {
+        "share-a" => Some(0),
+        "share-b" => Some(1),
+        _ => None,
+    }
+}
 
 /// The guest script; `step NAME` waits for the test's checks.
 fn script() -> String {
     let mut pods = String::new();
     for (i, (name, calls)) in PODS.iter().enumerate() {
+        let pin =
+            pinned_cpu(name).map_or(String::new(), |cpu| format!("busybox taskset -c {cpu} "));
         let work = if *calls == 0 {
             "exec sleep 1000000".to_owned()
         } else {
-            format!("kubenpu-workload $BOCHS:0xb2:{calls} > /out/{name}.json && exec sleep 1000000")
+            format!(
+                "{pin}kubenpu-workload $BOCHS:0xb2:{calls} > /out/{name}.json && exec sleep 1000000"
+            )
         };
         // The debug pod is privileged: the runtime gives it every device
         // node of the node, the display among them, and kubelet gives it
@@ -86,7 +104,7 @@ fn script() -> String {
           shift 3
           [ $# -gt 0 ] || set -- --device "$BOCHS"
           kubenpu-pods pod --dir "$CRI_DIR" --pod ml/$name/$uid --image "$WORKLOAD_IMAGE" \
-            --mount /shared:/out --container "main=$command" "$@" > /dev/null \
+            --mount /shared:/out --container "main=$command" "$@" > /tmp/$name.sandbox \
             || {{ tail -20 "$CRI_DIR/containerd.log"; fail "cannot run pod $name"; }}
         }}
         step booted
@@ -95,9 +113,10 @@ fn script() -> String {
         AGENT_ARGS="--cri-socket $CRI_SOCKET --plugins-dir /plugins --allocation-interval 1s --rescan-interval 1s"
         start_agent $AGENT_ARGS
         {pods}
-        for pod in share-a share-b debug monitor dra dra-named unknown; do wait_file /shared/$pod.json; done
+        for pod in share-a share-b debug monitor dra dra-named unknown done; do wait_file /shared/$pod.json; done
         step running
 
+        kubenpu-pods stop --dir "$CRI_DIR" "$(cat /tmp/done.sandbox)"
         rm /etc/cdi/display.json
         echo 'kind: [unterminated' > /etc/cdi/broken.yaml
         step cdi-changed
@@ -113,6 +132,11 @@ fn script() -> String {
         kill -TERM $KUBELET_PID
         wait $KUBELET_PID || true
         step kubelet-stopped
+        kubenpu-pods not-grpc --socket $SOCKET &
+        NOT_GRPC_PID=$!
+        step not-grpc
+        kill -TERM $NOT_GRPC_PID
+        wait $NOT_GRPC_PID || true
         start_kubelet
         step kubelet-restarted
 
@@ -168,18 +192,17 @@ fn allocations_join_what_kubelet_gave_with_what_pods_call(kernel: Kernel) {
     host.step("running", || {
         let settled = wait_until(Duration::from_secs(60), || {
             let m = host.metrics();
-            holders(&m).len() == 6 && unallocated(&m).len() == 1
+            holders(&m).len() == 7 && unallocated(&m).len() == 1
         });
         let m = host.metrics();
         assert!(settled, "{m}");
         check_metrics(&m).unwrap();
-        for (pod, calls) in PODS {
-            assert_eq!(
-                ioctls(&m).get(pod).copied().unwrap_or(0),
-                calls,
-                "{pod}: {m}"
-            );
-        }
+        assert_counted(&m, &[]);
+        // The pinned workloads: every call of share-a's from the other
+        // node, none of share-b's.
+        let remote = per_pod(&m, "kubenpu_remote_numa_ioctl_total{");
+        assert_eq!(remote.get("share-a"), Some(&300), "{m}");
+        assert_eq!(remote.get("share-b").copied().unwrap_or(0), 0, "{m}");
         let rows: Vec<(String, String, String, String)> = holders(&m)
             .into_iter()
             .map(|((pod, device, resource, source), idle)| {
@@ -190,6 +213,7 @@ fn allocations_join_what_kubelet_gave_with_what_pods_call(kernel: Kernel) {
         assert_eq!(
             rows,
             [
+                row("done", "kubenpu.test/display", "device_plugin", "0"),
                 row("dra", "display.kubenpu.test", "dra", "0"),
                 row("dra-named", "display.kubenpu.test", "dra", "0"),
                 row("idle", "kubenpu.test/display", "device_plugin", "1"),
@@ -222,6 +246,7 @@ fn allocations_join_what_kubelet_gave_with_what_pods_call(kernel: Kernel) {
         assert_eq!(
             numa_fits(&m),
             BTreeMap::from([
+                ("done".to_owned(), cpuset.clone()),
                 ("dra".to_owned(), cpuset.clone()),
                 ("dra-named".to_owned(), cpuset.clone()),
                 ("monitor".to_owned(), cpuset.clone()),
@@ -274,7 +299,7 @@ fn allocations_join_what_kubelet_gave_with_what_pods_call(kernel: Kernel) {
         let json: serde_json::Value =
             serde_json::from_str(&kubenpuctl_allocations(&host.agent, true)).unwrap();
         let allocated = json["allocated"].as_array().unwrap();
-        assert_eq!(allocated.len(), 6, "{json}");
+        assert_eq!(allocated.len(), 7, "{json}");
         // Each row carries the container's calls on the device.
         for row in allocated {
             let pod = row["pod"].as_str().unwrap();
@@ -297,13 +322,24 @@ fn allocations_join_what_kubelet_gave_with_what_pods_call(kernel: Kernel) {
             "{}",
             host.metrics()
         );
+        // The finished pod kubelet still lists has no row once its
+        // sandbox stopped; its calls stay counted.
+        assert!(
+            wait_until(Duration::from_secs(20), || !holders(&host.metrics())
+                .keys()
+                .any(|k| k.0 == "done")),
+            "{}",
+            host.metrics()
+        );
         let m = host.metrics();
         assert!(holders(&m).keys().any(|k| k.0 == "dra"), "{m}");
+        assert_eq!(holders(&m).len(), 6, "{m}");
         assert_eq!(
             unallocated(&m),
             BTreeMap::from([("debug".into(), 500)]),
             "{m}"
         );
+        assert_counted(&m, &[]);
         // kubelet rate-limits List from now on; a new pod is asked for with Get.
         write_state(
             &shared,
@@ -318,6 +354,7 @@ fn allocations_join_what_kubelet_gave_with_what_pods_call(kernel: Kernel) {
         });
         let m = host.metrics();
         assert!(classified, "{m}");
+        assert_counted(&m, &[("late", 60)]);
         assert!(
             calls(&shared).contains(&"Get ml/late ok".to_owned()),
             "{:?}",
@@ -364,6 +401,7 @@ fn allocations_join_what_kubelet_gave_with_what_pods_call(kernel: Kernel) {
         });
         let m = host.metrics();
         assert!(classified, "{m}");
+        assert_counted(&m, &[("late", 60), ("later", 80)]);
         assert_eq!(
             counter(
                 &m,
@@ -400,7 +438,23 @@ fn allocations_join_what_kubelet_gave_with_what_pods_call(kernel: Kernel) {
             "{m}"
         );
         assert_eq!(unallocated(&m), expected, "{m}");
-        assert_eq!(ioctls(&m).get("debug"), Some(&500), "{m}");
+        assert_counted(&m, &[("late", 60), ("later", 80)]);
+    });
+    // Something that is not kubelet answers on its socket: counted as
+    // unavailable, logged once, and everything else goes on.
+    host.step("not-grpc", || {
+        let failing = wait_until(Duration::from_secs(20), || {
+            counter(
+                &host.metrics(),
+                r#"kubenpu_allocation_errors_total{reason="unavailable"}"#,
+            ) >= 1
+        });
+        let m = host.metrics();
+        assert!(failing, "{m}");
+        assert!(m.contains("kubenpu_allocation_up 0"), "{m}");
+        assert!(holders(&m).is_empty(), "{m}");
+        assert_eq!(unallocated(&m), expected, "{m}");
+        assert_counted(&m, &[("late", 60), ("later", 80)]);
     });
     host.step("kubelet-restarted", || {
         let back = wait_until(Duration::from_secs(20), || {
@@ -410,6 +464,7 @@ fn allocations_join_what_kubelet_gave_with_what_pods_call(kernel: Kernel) {
         assert!(back, "{m}");
         assert!(m.contains("kubenpu_allocation_up 1"), "{m}");
         assert_eq!(unallocated(&m), expected, "{m}");
+        assert_counted(&m, &[("late", 60), ("later", 80)]);
     });
 
     // A restarted agent classifies the running containers again, from the
@@ -432,13 +487,7 @@ fn allocations_join_what_kubelet_gave_with_what_pods_call(kernel: Kernel) {
             m.contains(r#"kubenpu_allocation_unmapped_ids{resource="display.kubenpu.test"} 1"#),
             "{m}"
         );
-        for (pod, calls) in PODS {
-            assert_eq!(
-                ioctls(&m).get(pod).copied().unwrap_or(0),
-                calls,
-                "{pod}: {m}"
-            );
-        }
+        assert_counted(&m, &[("late", 60), ("later", 80)]);
     });
 
     host.finish();
@@ -446,6 +495,21 @@ fn allocations_join_what_kubelet_gave_with_what_pods_call(kernel: Kernel) {
     let broken: Vec<&str> = log.lines().filter(|l| l.contains("broken.yaml")).collect();
     assert_eq!(broken.len(), 2, "once per agent:\n{log}");
     assert!(broken.iter().all(|l| l.contains("left out")), "{log}");
+    // An ID no rule resolves is one line per resource and agent; the
+    // claim unmapped since its spec went, one for the second agent.
+    let unmapped = |resource: &str| {
+        log.lines()
+            .filter(|l| l.contains(&format!("of {resource} match no vendor's rule")))
+            .count()
+    };
+    assert_eq!(unmapped("squat.ai/display"), 2, "{log}");
+    assert_eq!(unmapped("display.kubenpu.test"), 1, "{log}");
+    // One line for the socket that is not gRPC, however often it failed.
+    let not_grpc: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("did not answer"))
+        .collect();
+    assert_eq!(not_grpc.len(), 1, "{not_grpc:#?}");
     assert!(!log.contains("panicked"), "{log}");
 }
 
@@ -510,6 +574,7 @@ fn state(display: &Display, new: &[&str], list: &str, get: &str) -> Value {
             "finished",
             container(plugin(format!("{card}-0")), json!([])),
         ),
+        ("done", container(plugin(format!("{card}-1")), json!([]))),
     ];
     for name in new {
         pods.push((name, container(json!([]), json!([]))));
@@ -619,6 +684,23 @@ fn numa_fits(exposition: &str) -> BTreeMap<String, (String, f64)> {
 
 fn unallocated(exposition: &str) -> BTreeMap<String, u64> {
     per_pod(exposition, "kubenpu_unallocated_ioctl_total{")
+}
+
+/// Every running pod's calls, and `more`, are counted exactly in
+/// `kubenpu_ioctl_total`, whatever the join says; `done`'s too while its
+/// series lasts (it goes a grace period after its sandbox stopped).
+fn assert_counted(exposition: &str, more: &[(&str, u64)]) {
+    let counted = ioctls(exposition);
+    for (pod, calls) in PODS.iter().chain(more) {
+        if *pod == "done" && !counted.contains_key("done") {
+            continue;
+        }
+        assert_eq!(
+            counted.get(*pod).copied().unwrap_or(0),
+            *calls,
+            "{pod}: {exposition}"
+        );
+    }
 }
 
 /// Counted calls per pod of namespace ml.

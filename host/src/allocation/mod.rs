@@ -65,10 +65,14 @@ pub struct Allocation {
     up: bool,
     /// Failed calls per reason.
     errors: BTreeMap<&'static str, u64>,
-    /// The failure logged last, so each is logged once.
-    logged: Option<String>,
+    /// The reason of the failure logged last: each outage is logged once
+    /// per reason, however its messages vary (a socket that is not gRPC
+    /// fails with another transport error each time).
+    logged: Option<&'static str>,
     /// Invalid CDI specs already logged.
     logged_cdi: HashSet<(PathBuf, String)>,
+    /// Resources with unmapped IDs already logged.
+    logged_unmapped: HashSet<String>,
 }
 
 /// What a scrape shows of the join.
@@ -116,6 +120,7 @@ impl Allocation {
             errors: BTreeMap::new(),
             logged: None,
             logged_cdi: HashSet::new(),
+            logged_unmapped: HashSet::new(),
         };
         (allocation, reports)
     }
@@ -149,7 +154,7 @@ impl Allocation {
             Report::Failed { reason, message } => {
                 self.up = false;
                 *self.errors.entry(reason).or_default() += 1;
-                if self.logged.as_ref() != Some(&message) {
+                if self.logged != Some(reason) {
                     // A node without kubelet (or before it starts) is no
                     // fault of the agent's.
                     if reason == "absent" {
@@ -159,7 +164,7 @@ impl Allocation {
                             "allocation: {message}; allocation rows are withheld while it lasts, counting goes on"
                         );
                     }
-                    self.logged = Some(message);
+                    self.logged = Some(reason);
                 }
             }
         }
@@ -169,6 +174,13 @@ impl Allocation {
     pub fn resolve(&mut self, table: &DeviceTable, usage: &Usage) {
         if let Some(listing) = &self.listing {
             self.resolved = Resolved::new(&listing.containers, table);
+        }
+        for (resource, ids) in &self.resolved.unmapped {
+            if self.logged_unmapped.insert(resource.clone()) {
+                warn!(
+                    "allocation: {ids} ID(s) of {resource} match no vendor's rule: their containers are not classified (a vendor plugin that maps {resource} resolves them)"
+                );
+            }
         }
         self.classify(usage);
     }

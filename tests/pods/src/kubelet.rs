@@ -169,18 +169,25 @@ impl Kubelet {
 
     /// Stops and removes the pod with all its containers.
     pub async fn remove_pod(&mut self, sandbox: &str) -> anyhow::Result<()> {
-        self.runtime
-            .stop_pod_sandbox(StopPodSandboxRequest {
-                pod_sandbox_id: sandbox.to_owned(),
-            })
-            .await
-            .context("StopPodSandbox")?;
+        self.stop_pod(sandbox).await?;
         self.runtime
             .remove_pod_sandbox(RemovePodSandboxRequest {
                 pod_sandbox_id: sandbox.to_owned(),
             })
             .await
             .context("RemovePodSandbox")?;
+        Ok(())
+    }
+
+    /// Stops a pod and keeps it, as kubelet keeps a finished pod's
+    /// sandbox for a while: the runtime lists it as not ready.
+    pub async fn stop_pod(&mut self, sandbox: &str) -> anyhow::Result<()> {
+        self.runtime
+            .stop_pod_sandbox(StopPodSandboxRequest {
+                pod_sandbox_id: sandbox.to_owned(),
+            })
+            .await
+            .context("StopPodSandbox")?;
         Ok(())
     }
 }

@@ -5,8 +5,10 @@
 //! kubenpu-pods containerd --dir D            runs containerd until SIGTERM, then removes every pod
 //! kubenpu-pods image --dir D --name N --binary B [--entrypoint ...]
 //! kubenpu-pods pod --dir D --pod NS/NAME/UID --container NAME=COMMAND... [--device P] [--mount H:C] [--privileged]
+//! kubenpu-pods stop --dir D SANDBOX          stops a pod and keeps it, as a finished pod's
 //! kubenpu-pods remove --dir D SANDBOX
 //! kubenpu-pods podresources --socket S --state F --calls L   kubelet's PodResources API until SIGTERM
+//! kubenpu-pods not-grpc --socket S           something else on kubelet's socket until SIGTERM
 //! ```
 
 use std::{path::PathBuf, process::ExitCode};
@@ -76,6 +78,21 @@ enum Command {
         /// Each call is appended here, one line each.
         #[arg(long)]
         calls: PathBuf,
+    },
+    /// Stop a pod and keep it: the runtime lists it as not ready, as a
+    /// finished pod kubelet has not removed yet.
+    Stop {
+        #[arg(long)]
+        dir: PathBuf,
+        /// The sandbox id `pod` printed.
+        sandbox: String,
+    },
+    /// Answer every connection on --socket with an HTTP error instead of
+    /// gRPC, until SIGTERM or SIGINT: what a client sees where something
+    /// else took kubelet's socket path.
+    NotGrpc {
+        #[arg(long)]
+        socket: PathBuf,
     },
     /// Stop and remove a pod.
     Remove {
@@ -185,15 +202,14 @@ async fn run(command: Command) -> anyhow::Result<()> {
             state,
             calls,
         } => {
-            let mut terminate =
-                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-            let stop = async move {
-                tokio::select! {
-                    _ = terminate.recv() => {}
-                    _ = tokio::signal::ctrl_c() => {}
-                }
-            };
-            kubenpu_pods::podresources::serve(&socket, state, calls, stop).await?;
+            kubenpu_pods::podresources::serve(&socket, state, calls, terminated()?).await?;
+        }
+        Command::NotGrpc { socket } => {
+            kubenpu_pods::podresources::serve_not_grpc(&socket, terminated()?).await?;
+        }
+        Command::Stop { dir, sandbox } => {
+            let mut kubelet = Kubelet::connect(&Containerd::attach(&dir)?.socket()).await?;
+            kubelet.stop_pod(&sandbox).await?;
         }
         Command::Remove { dir, sandbox } => {
             let mut kubelet = Kubelet::connect(&Containerd::attach(&dir)?.socket()).await?;
@@ -201,4 +217,15 @@ async fn run(command: Command) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Completes on SIGTERM or SIGINT.
+fn terminated() -> anyhow::Result<impl Future<Output = ()>> {
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    Ok(async move {
+        tokio::select! {
+            _ = terminate.recv() => {}
+            _ = tokio::signal::ctrl_c() => {}
+        }
+    })
 }

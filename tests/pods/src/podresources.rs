@@ -260,11 +260,7 @@ pub async fn serve(
     calls: PathBuf,
     stop: impl Future<Output = ()>,
 ) -> anyhow::Result<()> {
-    if let Some(dir) = socket.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let _ = std::fs::remove_file(socket);
-    let listener = tokio::net::UnixListener::bind(socket)?;
+    let listener = bind(socket)?;
     let incoming = tokio_stream::wrappers::UnixListenerStream::new(listener);
     tonic::transport::Server::builder()
         .add_service(PodResourcesListerServer::new(Kubelet { state, calls }))
@@ -272,4 +268,33 @@ pub async fn serve(
         .await?;
     let _ = std::fs::remove_file(socket);
     Ok(())
+}
+
+/// Answers every connection on `socket` with an HTTP error and hangs up,
+/// until `stop` completes; then removes the socket.
+pub async fn serve_not_grpc(socket: &Path, stop: impl Future<Output = ()>) -> anyhow::Result<()> {
+    use tokio::io::AsyncWriteExt as _;
+    let listener = bind(socket)?;
+    let answer = async {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let _ = stream
+                .write_all(b"HTTP/1.0 400 Bad Request\r\n\r\nnot kubelet")
+                .await;
+        }
+    };
+    tokio::select! {
+        _ = answer => {}
+        _ = stop => {}
+    }
+    let _ = std::fs::remove_file(socket);
+    Ok(())
+}
+
+/// Listens on `socket`, replacing a stale one.
+fn bind(socket: &Path) -> anyhow::Result<tokio::net::UnixListener> {
+    if let Some(dir) = socket.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let _ = std::fs::remove_file(socket);
+    Ok(tokio::net::UnixListener::bind(socket)?)
 }
