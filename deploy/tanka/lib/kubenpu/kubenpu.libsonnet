@@ -125,7 +125,14 @@
               mount('bpffs', '/host/bpf', readOnly=false),
               mount('cri', '/host/cri'),
             ] + (if pluginsVolume != null then [mount('plugins', '/usr/lib/kubenpu/plugins')] else [])
-            + (if c.allocation.enabled then [mount('pod-resources', '/host/pod-resources')] + [
+            // The allocation join's mounts, read only.
+            + (if c.allocation.enabled then [
+                 // kubelet's PodResources socket: which devices each container
+                 // was allocated. The socket's directory, not the socket: a
+                 // restarted kubelet makes a new socket file.
+                 mount('pod-resources', '/host/pod-resources'),
+               ] + [
+                 // CDI specs (allocation.cdiDirs[i]): the device nodes of DRA claims.
                  mount('cdi-%d' % i, '/host/cdi/%d' % i)
                  for i in std.range(0, std.length(c.allocation.cdiDirs) - 1)
                ] else []),
@@ -138,6 +145,7 @@
             hostPath('cri', socketDir),
           ] + (if pluginsVolume != null then [pluginsVolume] else [])
           + (if c.allocation.enabled then [hostPath('pod-resources', c.allocation.kubeletRootDir + '/pod-resources')] + [
+               // Made if missing (empty), so a node without DRA starts too.
                hostPath('cdi-%d' % i, c.allocation.cdiDirs[i], type='DirectoryOrCreate')
                for i in std.range(0, std.length(c.allocation.cdiDirs) - 1)
              ] else []),
