@@ -16,7 +16,7 @@ use core::ffi::c_void;
 
 use aya_ebpf::{bindings::seq_file, helpers::bpf_seq_write};
 use kubenpu_ebpf::{
-    CountKey, CountValue, DeviceEntry, DurationKey, IoctlEntry, IoctlKey, OwnerRecord,
+    CountKey, CountValue, DeviceEntry, DurationKey, IoctlEntry, IoctlKey, OwnerRecord, VerdictKey,
 };
 
 /// Possible CPUs, set by the agent: an iterator sees a per-CPU value as
@@ -123,4 +123,17 @@ dump_program!(
     kubenpu_dump_owners,
     u64,
     size_of::<OwnerRecord>() as u32
+);
+dump_program!(
+    /// The VERDICTS map: a [`VerdictKey`] and its `u64` count per element.
+    kubenpu_dump_verdicts,
+    VerdictKey,
+    size_of::<u64>() as u32
+);
+dump_program!(
+    /// The VERDICTS_LOST array: its one `u32` index and its count on
+    /// every CPU.
+    kubenpu_dump_verdicts_lost,
+    u32,
+    per_cpu_u64()
 );

@@ -49,9 +49,26 @@ pub fn fentry_call(ctx: &FEntryContext) -> Call {
         let filp: *const u8 = ctx.arg(0);
         let cmd: u32 = ctx.arg(1);
         let arg: u64 = ctx.arg(2);
-        let inode = *(filp.add(offset(&F_INODE_OFFSET)) as *const *const u8);
-        let rdev = *(inode.add(offset(&I_RDEV_OFFSET)) as *const u32);
-        Call { rdev, cmd, arg }
+        Call {
+            rdev: file_rdev(filp),
+            cmd,
+            arg,
+        }
+    }
+}
+
+/// `file->f_inode->i_rdev`, by direct loads.
+///
+/// # Safety
+///
+/// `file` must be a BTF pointer to a `struct file` (an fentry or LSM
+/// argument): the verifier checks each load against the types.
+#[inline(always)]
+pub unsafe fn file_rdev(file: *const u8) -> u32 {
+    // SAFETY: see above.
+    unsafe {
+        let inode = *(file.add(offset(&F_INODE_OFFSET)) as *const *const u8);
+        *(inode.add(offset(&I_RDEV_OFFSET)) as *const u32)
     }
 }
 
@@ -91,18 +108,31 @@ pub struct Kept {
     pub numa_node: u32,
 }
 
-/// The call, if the device's vendor counts its ioctl number, else `None`.
+/// The accelerator device node `rdev`, if it is one.
 #[inline(always)]
-pub fn tracked(call: &Call) -> Option<Kept> {
-    // SAFETY (both lookups): map values are only read.
-    let device = unsafe { DEVICES.get(call.rdev) }?;
-    let nr = call.cmd & 0xff;
-    let entry = unsafe {
+pub fn device(rdev: u32) -> Option<&'static DeviceEntry> {
+    // SAFETY: map values are only read.
+    unsafe { DEVICES.get(rdev) }
+}
+
+/// What `device`'s vendor counts of ioctl number `nr`, if it counts it.
+#[inline(always)]
+pub fn ioctl(device: &DeviceEntry, nr: u32) -> Option<&'static IoctlEntry> {
+    // SAFETY: map values are only read.
+    unsafe {
         IOCTLS.get(IoctlKey {
             vendor_slot: device.vendor_slot,
             nr,
         })
-    }?;
+    }
+}
+
+/// The call, if the device's vendor counts its ioctl number, else `None`.
+#[inline(always)]
+pub fn tracked(call: &Call) -> Option<Kept> {
+    let device = device(call.rdev)?;
+    let nr = call.cmd & 0xff;
+    let entry = ioctl(device, nr)?;
     Some(Kept {
         nr,
         entry,

@@ -42,6 +42,17 @@ pub mod program {
     pub const DUMP_DEVICES: &str = "kubenpu_dump_devices";
     /// Iterator over [`OWNERS`](super::map::OWNERS).
     pub const DUMP_OWNERS: &str = "kubenpu_dump_owners";
+    /// Iterator over [`VERDICTS`](super::map::VERDICTS).
+    pub const DUMP_VERDICTS: &str = "kubenpu_dump_verdicts";
+    /// Iterator over [`VERDICTS_LOST`](super::map::VERDICTS_LOST).
+    pub const DUMP_VERDICTS_LOST: &str = "kubenpu_dump_verdicts_lost";
+    /// BPF LSM on `file_open`: the policy's check as a device node opens.
+    pub const POLICY_OPEN: &str = "kubenpu_policy_open";
+    /// BPF LSM on `file_ioctl`: the policy's check at each ioctl.
+    pub const POLICY_IOCTL: &str = "kubenpu_policy_ioctl";
+    /// BPF LSM on `file_ioctl_compat` (Linux 6.8): the same for 32-bit
+    /// callers, which `file_ioctl` does not see there.
+    pub const POLICY_IOCTL_COMPAT: &str = "kubenpu_policy_ioctl_compat";
 }
 
 /// The helper number the session program calls for the kfunc
@@ -79,6 +90,24 @@ pub mod map {
     /// `u64` cgroup id -> [`CgroupPath`](super::CgroupPath), written by the
     /// program when it counts a cgroup's first call: its kernfs names.
     pub const NAMES: &str = "NAMES";
+    /// `u64` cgroup id -> `u32` [`mode`](super::mode), written by the
+    /// agent: the cgroups the policy rules. The policy programs never
+    /// refuse a cgroup that is not in it.
+    pub const RULES: &str = "RULES";
+    /// [`GrantKey`](super::GrantKey) -> `u32` mask of the
+    /// [`grant`](super::grant) bits the cgroup may use on the device node.
+    pub const GRANTS: &str = "GRANTS";
+    /// [`VerdictKey`](super::VerdictKey) -> `u64`: the calls the policy
+    /// audited or refused.
+    pub const VERDICTS: &str = "VERDICTS";
+    /// One per-CPU `u64`: verdicts that could not be counted (VERDICTS
+    /// full). The calls were still audited or refused.
+    pub const VERDICTS_LOST: &str = "VERDICTS_LOST";
+    /// One `u64`, memory-mapped and written by the agent (no `bpf(2)`
+    /// call): the CLOCK_BOOTTIME nanoseconds until which the rules are in
+    /// force. Past it, as when no agent has run for the lease's length
+    /// (after an uninstall), the checks refuse and count nothing.
+    pub const LEASE: &str = "LEASE";
 }
 
 /// Read-only globals the agent sets before loading, resolved from the
@@ -128,6 +157,9 @@ pub const fn vendor_slot(name: &str) -> u32 {
 
 /// The counted kinds, as stored in the IOCTLS map.
 pub mod kind {
+    /// Not in the vendor's table: an ioctl that is not counted, or (for
+    /// the policy) the open itself.
+    pub const OTHER: u32 = 0;
     /// Hands work to the device.
     pub const SUBMIT: u32 = 1;
     /// Allocates device memory.
@@ -145,6 +177,69 @@ pub mod size {
     /// Read it when the call returns (the size the kernel reports back,
     /// as in `MODE_CREATE_DUMB`).
     pub const AFTER: u8 = 1;
+}
+
+/// The policy's modes, as stored in the RULES map.
+pub mod mode {
+    /// Count what the rules would refuse; refuse nothing.
+    pub const AUDIT: u32 = 1;
+    /// Refuse it with `EPERM`, and count it.
+    pub const ENFORCE: u32 = 2;
+}
+
+/// What a GRANTS mask allows: one bit per [`kind`], bit 0 for the open
+/// and every ioctl the vendor's table does not list.
+pub mod grant {
+    /// The bit of `kind`.
+    pub const fn bit(kind: u32) -> u32 {
+        1 << kind
+    }
+    /// Every kind: a device the container was given.
+    pub const ALL: u32 = bit(super::kind::OTHER)
+        | bit(super::kind::SUBMIT)
+        | bit(super::kind::ALLOC)
+        | bit(super::kind::WAIT);
+}
+
+/// The LSM hooks the policy checks at, as VERDICTS keys name them.
+pub mod lsm_hook {
+    /// `file_open`.
+    pub const OPEN: u8 = 0;
+    /// `file_ioctl`.
+    pub const IOCTL: u8 = 1;
+    /// `file_ioctl_compat`.
+    pub const IOCTL_COMPAT: u8 = 2;
+}
+
+/// Key of the GRANTS map: a ruled cgroup and a device node.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct GrantKey {
+    /// The cgroup v2 id.
+    pub cgroup_id: u64,
+    /// The device node's kernel dev_t.
+    pub dev: u32,
+    /// Padding, zero.
+    pub pad: u32,
+}
+
+/// Key of the VERDICTS map: who was audited or refused, where and why.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VerdictKey {
+    /// The caller's cgroup v2 id.
+    pub cgroup_id: u64,
+    /// The device node's kernel dev_t.
+    pub dev: u32,
+    /// The [`kind`] the call was of ([`kind::OTHER`] for an open).
+    pub kind: u8,
+    /// The [`lsm_hook`] it was checked at.
+    pub hook: u8,
+    /// The [`mode`] in force: [`mode::AUDIT`] (let through) or
+    /// [`mode::ENFORCE`] (refused).
+    pub mode: u8,
+    /// Padding, zero.
+    pub pad: u8,
 }
 
 /// What the program knows of one counted ioctl of a vendor.
@@ -286,7 +381,8 @@ pub enum Loss {
     /// The COUNTS map was full: a new key could not be inserted.
     MapFull = 0,
     /// The NOTES ring buffer was full: a new key was counted, but the agent
-    /// learns of it only at its next full read.
+    /// learns of it only at its next full read (or, for a policy note of
+    /// a cgroup's first open, at the cgroup's first counted call).
     RingbufFull = 1,
     /// A counted call whose return could not be measured, so its result,
     /// time and bytes are missing: the kernel skipped the exit program
@@ -408,4 +504,8 @@ mod pod {
     unsafe impl aya::Pod for super::CgroupPath {}
     // SAFETY: as above: two u32s.
     unsafe impl aya::Pod for super::DeviceEntry {}
+    // SAFETY: as above, the padding spelled out.
+    unsafe impl aya::Pod for super::GrantKey {}
+    // SAFETY: as above.
+    unsafe impl aya::Pod for super::VerdictKey {}
 }

@@ -46,6 +46,7 @@ use kubenpu_ebpf::{
 mod dump;
 mod exit;
 mod filter;
+mod lsm;
 mod names;
 mod object;
 mod session;

@@ -36,6 +36,7 @@ use crate::{
     fdinfo,
     metrics::{DeviceInfo, PluginInfo, Snapshot},
     plugins::{PluginHost, Vendors, Watcher},
+    policy::{self, Policy},
     probe::{self, Probe},
     server,
     startup::Phases,
@@ -52,13 +53,20 @@ const CRI_RETRY: Duration = Duration::from_secs(2);
 /// Runs the agent until SIGTERM or SIGINT.
 pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
     if config.cleanup {
-        probe::cleanup(&config.pin_path)
-            .map_err(|e| anyhow::anyhow!("cannot remove {}: {e}", config.pin_path.display()))?;
+        probe::cleanup(&config.pin_path)?;
         info!(
-            "removed {} (program detached, counts gone)",
+            "removed {} (programs and policy checks detached, counts gone)",
             config.pin_path.display()
         );
         return Ok(());
+    }
+    if config.policy != policy::PolicyMode::Off && config.policy_lease < 2 * config.rescan_interval
+    {
+        anyhow::bail!(
+            "--policy-lease {:?} is shorter than twice --rescan-interval {:?}: each rescan renews it, so the checks would lapse between two",
+            config.policy_lease,
+            config.rescan_interval
+        );
     }
     let cgroup_root = preflight(config.cgroup_root.as_deref())?;
     if config.fdinfo && !config.proc_root.join("stat").is_file() {
@@ -94,13 +102,20 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
         })?;
     report_rejections(&vendors, &Vendors::default());
 
+    let mut policy = Policy::new(
+        config.policy,
+        policy::lsm::active(&config.sysfs_root),
+        config.policy_lease,
+    );
     let probe = Probe::start(probe::Config {
         pin_dir: config.pin_path.clone(),
         hook: config.hook,
         max_counters: config.max_counters,
         debug: config.debug,
+        policy: policy.wants_checks(),
     })?;
     phases.append(probe.start_phases());
+    policy.checks(probe.policy_checks());
     info!("hook {}: {}", probe.hook().as_str(), probe.hook_reason());
     if let Some(why) = probe.iterators_refused() {
         warn!(
@@ -131,9 +146,11 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
             .fdinfo
             .then(|| fdinfo::Reader::new(config.proc_root.clone())),
         allocation: None,
+        policy: (!config.no_allocation).then_some(policy),
     };
     phases.time("restore and tables", || {
         agent.restore();
+        agent.adopt_rules();
         agent.reinstall();
     });
     let mut allocation_reports = if config.no_allocation {
@@ -266,6 +283,8 @@ struct Agent {
     fdinfo: Option<fdinfo::Reader>,
     /// The allocation join, unless `--no-allocation`.
     allocation: Option<Allocation>,
+    /// The policy, which rules what the join classified; none without it.
+    policy: Option<Policy>,
 }
 
 impl Agent {
@@ -283,6 +302,9 @@ impl Agent {
         for problem in &self.table.problems {
             warn!("{problem}");
         }
+        // Grants for new device nodes first: a node the kernel checks is
+        // never without the grants of the containers given it.
+        self.enforce();
         self.probe.upload(&self.table)?;
         self.usage.learn(&self.table);
         if let Some(allocation) = &mut self.allocation {
@@ -383,6 +405,7 @@ impl Agent {
                 if let Some(allocation) = &mut self.allocation {
                     allocation.classify(&self.usage);
                 }
+                self.enforce();
             }
             Report::Down(e) => {
                 self.cri_up = false;
@@ -399,6 +422,34 @@ impl Agent {
     fn take_allocation(&mut self, report: AllocationReport) {
         if let Some(allocation) = &mut self.allocation {
             allocation.take(report, &self.table, &self.usage);
+        }
+        self.enforce();
+    }
+
+    /// Brings the kernel's policy rules in line with what the allocation
+    /// join classified.
+    fn enforce(&mut self) {
+        let (Some(policy), Some(allocation)) = (&mut self.policy, &self.allocation) else {
+            return;
+        };
+        let outcome = policy.sync(
+            &mut self.probe,
+            allocation.classified(),
+            &self.table,
+            &self.usage,
+        );
+        self.faults.check("policy", outcome, log_line);
+    }
+
+    /// Takes up the policy rules a predecessor left pinned, for the
+    /// cgroups restored as live.
+    fn adopt_rules(&mut self) {
+        let Some(policy) = self.policy.as_mut().filter(|p| p.wants_checks()) else {
+            return;
+        };
+        let outcome = self.probe.rules();
+        if let Some(rules) = self.faults.check("restore", outcome, log_line) {
+            policy.adopt(rules, &self.usage);
         }
     }
 
@@ -484,6 +535,7 @@ impl Agent {
             allocation.forget(&done);
             allocation.classify(&self.usage);
         }
+        self.enforce();
     }
 
     /// Everything a scrape shows, read now; `None` if the kernel's maps
@@ -511,6 +563,11 @@ impl Agent {
                 .allocation
                 .as_ref()
                 .map(|allocation| allocation.view(&reading.counters, &self.usage)),
+            policy: self.policy.as_ref().map(|policy| {
+                let verdicts = policy.wants_checks().then(|| self.probe.verdicts());
+                let verdicts = verdicts.and_then(|v| self.faults.check("scrape", v, log_line));
+                policy.view(verdicts, &self.usage)
+            }),
         })
     }
 }

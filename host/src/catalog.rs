@@ -110,6 +110,13 @@ impl Catalog {
         })
     }
 
+    /// The device and vendor of device node `dev`, if it was ever counted
+    /// on.
+    pub fn device(&self, dev: u32) -> Option<(Arc<str>, Arc<str>)> {
+        let labels = self.devices.get(&dev)?;
+        Some((labels.device.clone(), labels.vendor.clone()))
+    }
+
     /// The histogram labels of calls of kind `code` (as the kernel stores
     /// it) on device node `dev`, if `dev` was ever counted on.
     pub fn device_kind(&self, dev: u32, code: u32) -> Option<DeviceKind> {

@@ -9,6 +9,7 @@ use crate::{
     allocation::{cdi, podresources},
     logging::{LogFormat, LogLevel},
     plugins,
+    policy::PolicyMode,
     probe::HookChoice,
 };
 
@@ -103,6 +104,26 @@ pub struct AgentConfig {
     /// Leave out the allocation join.
     #[arg(long)]
     pub no_allocation: bool,
+    /// Allow or block each container's access to accelerators, with BPF
+    /// LSM: off; audit (count what enforce would refuse, refuse nothing);
+    /// enforce (refuse it with EPERM, and count it). The rule is
+    /// allocated-only: a container the allocation join classified may
+    /// open and call only the devices kubelet allocated to it; processes
+    /// outside pods, and containers not classified yet, are never
+    /// refused.
+    #[arg(
+        long,
+        value_enum,
+        default_value = "off",
+        conflicts_with = "no_allocation"
+    )]
+    pub policy: PolicyMode,
+    /// How long the policy's checks go on refusing without an agent: each
+    /// rescan renews their lease; once no agent has for this long (it was
+    /// uninstalled, or cannot start), they refuse nothing. At least twice
+    /// --rescan-interval.
+    #[arg(long, default_value = "5m", value_parser = parse_interval)]
+    pub policy_lease: Duration,
     /// How often kubelet's allocations are listed; a listing older than
     /// three intervals is stale, and nothing is classified by it.
     #[arg(long, default_value = "10s", value_parser = parse_interval)]

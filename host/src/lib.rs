@@ -22,6 +22,7 @@ pub mod http;
 pub mod logging;
 pub mod metrics;
 pub mod plugins;
+pub mod policy;
 pub mod probe;
 pub mod program;
 pub mod server;

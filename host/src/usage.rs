@@ -15,6 +15,7 @@
 use std::{
     collections::{BTreeMap, HashMap},
     path::PathBuf,
+    sync::Arc,
     time::{Duration, Instant},
 };
 
@@ -181,6 +182,12 @@ impl Usage {
     pub fn series(&self, counter: &Counter) -> Option<Series> {
         let owner = self.owner(counter.key.cgroup_id)?;
         self.catalog.series(owner, counter.key.dev, counter.key.nr)
+    }
+
+    /// The device and vendor of device node `dev` (kernel dev_t), if it
+    /// was ever counted on.
+    pub fn device(&self, dev: u32) -> Option<(Arc<str>, Arc<str>)> {
+        self.catalog.device(dev)
     }
 
     /// The owner of cgroup `id` as the metrics show it: `None` until it

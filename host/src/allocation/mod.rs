@@ -234,6 +234,11 @@ impl Allocation {
         }
     }
 
+    /// The devices each classified cgroup was given.
+    pub fn classified(&self) -> &Classified {
+        &self.classified
+    }
+
     /// Whether the last `List` is recent.
     pub fn fresh(&self) -> bool {
         self.listing

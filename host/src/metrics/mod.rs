@@ -7,6 +7,7 @@
 
 mod allocation;
 mod fdinfo;
+mod policy;
 mod process;
 
 use std::collections::{BTreeMap, HashSet};
@@ -27,6 +28,7 @@ use crate::{
     device_table::DeviceTable,
     fdinfo::FdinfoView,
     plugins::Source,
+    policy::PolicyView,
     probe::Losses,
     usage::Durations,
 };
@@ -60,6 +62,8 @@ pub struct Snapshot {
     pub fdinfo: Option<FdinfoView>,
     /// The allocation join, unless it is off.
     pub allocation: Option<AllocationView>,
+    /// The policy, unless the allocation join is off.
+    pub policy: Option<PolicyView>,
 }
 
 /// A `kubenpu_device_info` row.
@@ -420,6 +424,9 @@ impl Collector for Snapshot {
         }
         if let Some(view) = &self.allocation {
             allocation::encode(view, &mut encoder)?;
+        }
+        if let Some(view) = &self.policy {
+            policy::encode(view, &mut encoder)?;
         }
         Ok(())
     }

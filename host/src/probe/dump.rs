@@ -18,7 +18,8 @@ use std::{
 
 use aya::Ebpf;
 use kubenpu_ebpf::{
-    CountKey, CountValue, DeviceEntry, DurationKey, IoctlEntry, IoctlKey, OwnerRecord, map, program,
+    CountKey, CountValue, DeviceEntry, DurationKey, IoctlEntry, IoctlKey, OwnerRecord, VerdictKey,
+    map, program,
 };
 
 use super::{
@@ -41,6 +42,8 @@ pub struct Dumps {
     ioctls: OwnedFd,
     devices: OwnedFd,
     owners: OwnedFd,
+    verdicts: OwnedFd,
+    verdicts_lost: OwnedFd,
     /// Possible CPUs: a per-CPU value has one `u64` per possible CPU.
     cpus: usize,
 }
@@ -74,6 +77,8 @@ impl Dumps {
             ioctls: bind(program::DUMP_IOCTLS, map::IOCTLS)?,
             devices: bind(program::DUMP_DEVICES, map::DEVICES)?,
             owners: bind(program::DUMP_OWNERS, map::OWNERS)?,
+            verdicts: bind(program::DUMP_VERDICTS, map::VERDICTS)?,
+            verdicts_lost: bind(program::DUMP_VERDICTS_LOST, map::VERDICTS_LOST)?,
             cpus,
         })
     }
@@ -99,6 +104,20 @@ impl Dumps {
     /// Every owner's record, in cgroup id order.
     pub fn owners(&self) -> Result<Vec<(u64, OwnerRecord)>, ProbeError> {
         pairs(&self.owners)
+    }
+
+    /// The policy's verdicts, in key order.
+    pub fn verdicts(&self) -> Result<Vec<(VerdictKey, u64)>, ProbeError> {
+        pairs(&self.verdicts)
+    }
+
+    /// Verdicts that could not be counted, summed over the CPUs.
+    pub fn verdicts_lost(&self) -> Result<u64, ProbeError> {
+        Ok(self
+            .per_cpu_sums::<u32>(&self.verdicts_lost)?
+            .iter()
+            .map(|(_, n)| n)
+            .sum())
     }
 
     /// Every bucket of the duration histogram, its calls summed over the

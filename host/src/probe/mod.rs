@@ -8,9 +8,11 @@ mod btf;
 mod dump;
 mod hook;
 mod kfunc;
+mod lease;
 mod names;
 mod owners;
 mod pins;
+mod policy;
 mod read;
 mod relocate;
 mod syscall;
@@ -27,11 +29,22 @@ pub use hook::{
     Hook, HookChoice, link_kprobe_multi, link_kprobe_session, load_kprobe_multi,
     load_kprobe_session, load_on_module,
 };
-pub use pins::cleanup;
+pub use policy::{Rules, Verdicts};
 pub use read::{Counter, Losses, RECURSION, Reading, pinned as read_pinned, sum_counts};
 pub use syscall::Side;
 
 use crate::{program::OBJECT, startup::Phases};
+
+/// Removes everything pinned under `pin_dir`: the policy's checks first,
+/// waiting until the kernel has detached them, then the hook and every
+/// map (the program stops and its counts are gone). For uninstalling.
+pub fn cleanup(pin_dir: &Path) -> Result<(), ProbeError> {
+    if policy::pinned(pin_dir) {
+        policy::detach(pin_dir)?;
+    }
+    pins::cleanup(pin_dir)
+        .map_err(|e| ProbeError::Other(format!("cannot remove {}: {e}", pin_dir.display())))
+}
 
 /// Where the kernel's own BTF is.
 pub const VMLINUX_BTF: &str = "/sys/kernel/btf/vmlinux";
@@ -47,6 +60,9 @@ pub struct Config {
     pub max_counters: u32,
     /// Print the verifier's full log when a program is rejected.
     pub debug: bool,
+    /// Attach the policy's BPF LSM checks; without, unpin any and clear
+    /// their rules.
+    pub policy: bool,
 }
 
 /// Why the probe could not be set up, each with what to do about it.
@@ -171,6 +187,11 @@ pub struct Probe {
     dumps: Result<Dumps, String>,
     /// How long the parts of [`Probe::start`] took.
     phases: Phases,
+    /// The policy's checks: how they were attached, or why they could not
+    /// be; `None` with the policy off.
+    policy: Option<Result<String, String>>,
+    /// The rules' lease, mapped, while the checks are attached.
+    lease: Option<lease::Lease>,
 }
 
 impl Probe {
@@ -219,6 +240,23 @@ impl Probe {
                 Dumps::load(&ebpf, &vmlinux, cpus, config.debug)
             })
             .map_err(|e| e.to_string());
+        let (policy, lease) = if config.policy {
+            let attached = phases.time("policy checks", || {
+                let lease = lease::Lease::map(&ebpf)?;
+                policy::attach(&ebpf, &vmlinux, &config.pin_dir, fresh_maps, config.debug)
+                    .map(|how| (how, lease))
+            });
+            match attached {
+                Ok((how, lease)) => (Some(Ok(how)), Some(lease)),
+                Err(e) => (Some(Err(e.to_string())), None),
+            }
+        } else {
+            if policy::pinned(&config.pin_dir) {
+                policy::detach(&config.pin_dir)?;
+            }
+            policy::clear(&mut ebpf)?;
+            (None, None)
+        };
         Ok(Self {
             ebpf,
             config,
@@ -227,7 +265,55 @@ impl Probe {
             drm_identity: hook::drm_identity(),
             dumps,
             phases,
+            policy,
+            lease,
         })
+    }
+
+    /// Lets the policy's checks refuse until `until` (CLOCK_BOOTTIME).
+    pub fn renew_lease(&self, until: std::time::Duration) {
+        if let Some(lease) = &self.lease {
+            lease.renew(until);
+        }
+    }
+
+    /// The policy's checks: how they were attached (adopted or new), or
+    /// why they could not be; `None` with the policy off.
+    pub fn policy_checks(&self) -> Option<Result<&str, &str>> {
+        self.policy
+            .as_ref()
+            .map(|outcome| outcome.as_deref().map_err(String::as_str))
+    }
+
+    /// The rules in the kernel's maps.
+    pub fn rules(&self) -> Result<Rules, ProbeError> {
+        policy::rules(&self.ebpf)
+    }
+
+    /// Sets cgroup `id`'s policy mode, or removes its rule (`None`).
+    pub fn set_rule(&mut self, id: u64, mode: Option<u32>) -> Result<(), ProbeError> {
+        policy::set_mode(&mut self.ebpf, id, mode)
+    }
+
+    /// Sets what a ruled cgroup may use of a device node, or removes the
+    /// grant (`None`).
+    pub fn set_grant(
+        &mut self,
+        key: kubenpu_ebpf::GrantKey,
+        mask: Option<u32>,
+    ) -> Result<(), ProbeError> {
+        policy::set_grant(&mut self.ebpf, key, mask)
+    }
+
+    /// What the policy's checks audited or refused.
+    pub fn verdicts(&self) -> Result<Verdicts, ProbeError> {
+        match &self.dumps {
+            Ok(dumps) => Ok(Verdicts {
+                counts: dumps.verdicts()?,
+                lost: dumps.verdicts_lost()?,
+            }),
+            Err(_) => policy::copied_verdicts(&self.ebpf),
+        }
     }
 
     /// How long the parts of its start took: the kernel's BTF parsed, the

@@ -56,6 +56,7 @@ pub fn map_fd(map: &Map) -> Result<i32, ProbeError> {
     let data = match map {
         Map::Array(d)
         | Map::HashMap(d)
+        | Map::LruHashMap(d)
         | Map::PerCpuHashMap(d)
         | Map::PerCpuArray(d)
         | Map::RingBuf(d) => d,

@@ -152,6 +152,11 @@ pub enum Target<'a> {
     KprobeMulti,
     /// A kprobe program for a kprobe session link.
     KprobeSession,
+    /// A BPF LSM program on hook `bpf_lsm_<hook>`, `btf_id` in vmlinux.
+    Lsm {
+        /// The hook's BTF function id in vmlinux.
+        btf_id: u32,
+    },
     /// A map-element iterator; `btf_id` is vmlinux's
     /// `bpf_iter_bpf_map_elem`.
     MapIterator {
@@ -206,6 +211,11 @@ pub fn load_program(
         Target::KprobeSession => {
             attr.__bindgen_anon_3.prog_type = bpf_prog_type::BPF_PROG_TYPE_KPROBE as u32;
             attr.__bindgen_anon_3.expected_attach_type = BPF_TRACE_KPROBE_SESSION;
+        }
+        Target::Lsm { btf_id } => {
+            attr.__bindgen_anon_3.prog_type = bpf_prog_type::BPF_PROG_TYPE_LSM as u32;
+            attr.__bindgen_anon_3.expected_attach_type = bpf_attach_type::BPF_LSM_MAC as u32;
+            attr.__bindgen_anon_3.attach_btf_id = btf_id;
         }
         Target::MapIterator { btf_id } => {
             attr.__bindgen_anon_3.prog_type = bpf_prog_type::BPF_PROG_TYPE_TRACING as u32;
@@ -276,6 +286,16 @@ fn fprobe_link(
     // SAFETY: `symbols` holds `cnt` pointers to NUL-terminated strings,
     // all alive for the call.
     unsafe { bpf(bpf_cmd::BPF_LINK_CREATE, &mut attr) }.map(owned)
+}
+
+/// Attaches a BPF LSM program to the hook it was loaded for (Linux 5.7);
+/// returns the link.
+pub fn lsm_link(program: BorrowedFd<'_>) -> io::Result<OwnedFd> {
+    let mut attr: bpf_attr = zeroed();
+    // No name: the program's own attach target.
+    attr.raw_tracepoint.prog_fd = program.as_raw_fd() as u32;
+    // SAFETY: a plain command on a program fd.
+    unsafe { bpf(bpf_cmd::BPF_RAW_TRACEPOINT_OPEN, &mut attr) }.map(owned)
 }
 
 /// Binds a map-element iterator program to `map` (Linux 5.9); returns
@@ -361,6 +381,8 @@ pub struct LinkInfo {
     pub link_type: String,
     /// The program's tag.
     pub tag: u64,
+    /// The program's id, where the kernel shows it.
+    pub prog_id: Option<u32>,
 }
 
 /// [`LinkInfo`] of the link pinned at `path`.
@@ -375,8 +397,9 @@ pub fn pinned_link(path: &Path) -> io::Result<LinkInfo> {
     })
 }
 
-/// The `link_type` and `prog_tag` of a BPF link's fdinfo (the tag is 16
-/// hex digits, its bytes in order, read as `ProgramInfo::tag` reads them).
+/// The `link_type`, `prog_tag` and `prog_id` of a BPF link's fdinfo (the
+/// tag is 16 hex digits, its bytes in order, read as `ProgramInfo::tag`
+/// reads them).
 fn link_info(fdinfo: &str) -> Option<LinkInfo> {
     let field = |name: &str| {
         fdinfo
@@ -391,7 +414,26 @@ fn link_info(fdinfo: &str) -> Option<LinkInfo> {
     Some(LinkInfo {
         link_type: field("link_type")?.to_owned(),
         tag: u64::from_str_radix(hex, 16).ok()?,
+        prog_id: field("prog_id").and_then(|id| id.parse().ok()),
     })
+}
+
+/// Whether a program with id `id` is still loaded: a detached program is
+/// freed only after its link, which bpffs releases a moment after the
+/// last pin goes. `None` where the kernel will not say: looking a program
+/// up by id needs CAP_SYS_ADMIN, which the agent may run without.
+pub fn program_loaded(id: u32) -> Option<bool> {
+    let mut attr: bpf_attr = zeroed();
+    attr.__bindgen_anon_6.__bindgen_anon_1.prog_id = id;
+    // SAFETY: a plain command with an id.
+    match unsafe { bpf(bpf_cmd::BPF_PROG_GET_FD_BY_ID, &mut attr) } {
+        Ok(fd) => {
+            drop(owned(fd));
+            Some(true)
+        }
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Some(false),
+        Err(_) => None,
+    }
 }
 
 /// A counter map's value, which the agent adds up: over the CPUs, for a
@@ -643,7 +685,8 @@ mod tests {
             link_info(fdinfo),
             Some(LinkInfo {
                 link_type: "kprobe_multi".into(),
-                tag: 0x0a1b_2c3d_4e5f_6789
+                tag: 0x0a1b_2c3d_4e5f_6789,
+                prog_id: Some(42),
             })
         );
     }

@@ -1,0 +1,203 @@
+//! The policy's checks, as BPF LSM programs: at a device node's open
+//! (`file_open`) and at each ioctl (`file_ioctl`, and `file_ioctl_compat`
+//! for 32-bit callers on Linux 6.8+), before the driver sees the call.
+//!
+//! SPDX-License-Identifier: GPL-2.0-only
+//!
+//! LSM programs are not tracing programs: the kernel's recursion guard
+//! never skips them, so a check cannot fail open under preemption. Each
+//! returns an earlier LSM's refusal unchanged, then returns at once for a
+//! file that is not a known accelerator node (one hash lookup: these
+//! hooks run for every open and ioctl on the node), and for a caller the
+//! agent has not ruled: a cgroup without a RULES entry (a host process, a
+//! container the allocation join has not classified) is never refused,
+//! and neither is anyone once the agent's lease has run out (no agent
+//! has renewed it for its length: the agent was uninstalled).
+//! A ruled cgroup may use a device node as far as its GRANTS mask allows;
+//! anything else is counted in VERDICTS and, under enforce, refused with
+//! `EPERM`.
+
+use aya_ebpf::{
+    bindings::{BPF_F_MMAPABLE, BPF_F_NO_PREALLOC, BPF_NOEXIST},
+    helpers::{bpf_get_current_cgroup_id, bpf_ktime_get_boot_ns},
+    macros::{lsm, map},
+    maps::{Array, HashMap, LruHashMap, PerCpuArray},
+    programs::LsmContext,
+};
+use kubenpu_ebpf::{CountKey, GrantKey, Loss, VerdictKey, grant, kind, lsm_hook, mode};
+
+use crate::{BPF_RB_NO_WAKEUP, NOTES, add, filter, lose};
+
+/// Cgroups the policy may rule at once: every container of a large node.
+const MAX_RULED: u32 = 16384;
+/// Ruled cgroups × device nodes.
+const MAX_GRANTS: u32 = 65536;
+/// Distinct (cgroup, node, kind, hook, mode) verdicts.
+const MAX_VERDICTS: u32 = 16384;
+/// Unruled cgroups whose opens were noted recently.
+const MAX_NOTED: u32 = 4096;
+/// What a refused call returns.
+const EPERM: i32 = 1;
+
+#[map]
+static RULES: HashMap<u64, u32> = HashMap::pinned(MAX_RULED, 0);
+#[map]
+static GRANTS: HashMap<GrantKey, u32> = HashMap::pinned(MAX_GRANTS, 0);
+/// Allocated as verdicts come: most nodes never have one.
+#[map]
+static VERDICTS: HashMap<VerdictKey, u64> = HashMap::pinned(MAX_VERDICTS, BPF_F_NO_PREALLOC);
+#[map]
+static VERDICTS_LOST: PerCpuArray<u64> = PerCpuArray::pinned(1, 0);
+/// Until when the rules are in force, in CLOCK_BOOTTIME ns; mapped into
+/// the agent's memory, which renews it.
+#[map]
+static LEASE: Array<u64> = Array::pinned(1, BPF_F_MMAPABLE);
+/// Unruled cgroups already noted at an open, so that a process opening a
+/// node again and again notes it once, not once per open.
+#[map]
+static NOTED: LruHashMap<u64, u8> = LruHashMap::with_max_entries(MAX_NOTED, 0);
+
+/// `file_open(file)`: an unruled caller is noted, so the agent learns of a
+/// container at its first open of an accelerator, not at its first
+/// counted call; a ruled one may open what any of its grants allow.
+#[lsm(hook = "file_open")]
+pub fn kubenpu_policy_open(ctx: LsmContext) -> i32 {
+    let earlier: i32 = ctx.arg(1);
+    if earlier != 0 {
+        return earlier;
+    }
+    // SAFETY: the hook's first argument is the struct file being opened,
+    // its inode set.
+    let rdev = unsafe { filter::file_rdev(ctx.arg(0)) };
+    if filter::device(rdev).is_none() {
+        return 0;
+    }
+    // SAFETY: a helper without arguments.
+    let cgroup_id = unsafe { bpf_get_current_cgroup_id() };
+    // SAFETY: map values are only read.
+    let Some(&ruled) = (unsafe { RULES.get(cgroup_id) }) else {
+        note(cgroup_id, rdev);
+        return 0;
+    };
+    if !leased() {
+        return 0;
+    }
+    let key = GrantKey {
+        cgroup_id,
+        dev: rdev,
+        pad: 0,
+    };
+    // SAFETY: as above.
+    let allowed = unsafe { GRANTS.get(key) }.copied().unwrap_or(0);
+    if allowed != 0 {
+        return 0;
+    }
+    verdict(cgroup_id, rdev, kind::OTHER, lsm_hook::OPEN, ruled)
+}
+
+/// `file_ioctl(file, cmd, arg)`.
+#[lsm(hook = "file_ioctl")]
+pub fn kubenpu_policy_ioctl(ctx: LsmContext) -> i32 {
+    check_ioctl(&ctx, lsm_hook::IOCTL)
+}
+
+/// `file_ioctl_compat(file, cmd, arg)`: a 32-bit caller's ioctl.
+#[lsm(hook = "file_ioctl_compat")]
+pub fn kubenpu_policy_ioctl_compat(ctx: LsmContext) -> i32 {
+    check_ioctl(&ctx, lsm_hook::IOCTL_COMPAT)
+}
+
+#[inline(always)]
+fn check_ioctl(ctx: &LsmContext, hook: u8) -> i32 {
+    let earlier: i32 = ctx.arg(3);
+    if earlier != 0 {
+        return earlier;
+    }
+    // SAFETY: the hook's first argument is the struct file.
+    let rdev = unsafe { filter::file_rdev(ctx.arg(0)) };
+    let Some(device) = filter::device(rdev) else {
+        return 0;
+    };
+    // SAFETY: a helper without arguments.
+    let cgroup_id = unsafe { bpf_get_current_cgroup_id() };
+    // SAFETY: map values are only read.
+    let Some(&ruled) = (unsafe { RULES.get(cgroup_id) }) else {
+        return 0;
+    };
+    if !leased() {
+        return 0;
+    }
+    let cmd: u32 = ctx.arg(1);
+    let kind = filter::ioctl(device, cmd & 0xff).map_or(kind::OTHER, |entry| entry.kind);
+    let key = GrantKey {
+        cgroup_id,
+        dev: rdev,
+        pad: 0,
+    };
+    // SAFETY: as above.
+    let allowed = unsafe { GRANTS.get(key) }.copied().unwrap_or(0);
+    if allowed & grant::bit(kind) != 0 {
+        return 0;
+    }
+    verdict(cgroup_id, rdev, kind, hook, ruled)
+}
+
+/// Whether the agent's lease on the rules runs.
+#[inline(always)]
+fn leased() -> bool {
+    let Some(until) = LEASE.get(0) else {
+        return false;
+    };
+    // SAFETY: a helper without arguments; a volatile read of the map
+    // value the agent writes through its mapping.
+    unsafe { bpf_ktime_get_boot_ns() < core::ptr::read_volatile(until) }
+}
+
+/// Counts a call the rules do not allow, and returns what the mode
+/// `ruled` says: `-EPERM` under enforce, 0 under audit.
+#[inline(always)]
+fn verdict(cgroup_id: u64, dev: u32, kind: u32, hook: u8, ruled: u32) -> i32 {
+    let key = VerdictKey {
+        cgroup_id,
+        dev,
+        kind: kind as u8,
+        hook,
+        mode: ruled as u8,
+        pad: 0,
+    };
+    let counted = match VERDICTS.get_ptr_mut(key) {
+        Some(count) => {
+            add(count, 1);
+            true
+        }
+        // NOEXIST: a key another CPU made meanwhile keeps its count.
+        None => {
+            VERDICTS.insert(key, 1, BPF_NOEXIST as u64).is_ok()
+                || VERDICTS
+                    .get_ptr_mut(key)
+                    .map(|count| add(count, 1))
+                    .is_some()
+        }
+    };
+    if !counted && let Some(lost) = VERDICTS_LOST.get_ptr_mut(0) {
+        add(lost, 1);
+    }
+    if ruled == mode::ENFORCE { -EPERM } else { 0 }
+}
+
+/// Tells the agent of an unruled cgroup opening an accelerator node, once
+/// while it stays in the recent set.
+#[inline(always)]
+fn note(cgroup_id: u64, dev: u32) {
+    if NOTED.insert(cgroup_id, 1, BPF_NOEXIST as u64).is_err() {
+        return;
+    }
+    let key = CountKey {
+        cgroup_id,
+        dev,
+        nr: 0,
+    };
+    if NOTES.output::<CountKey>(key, BPF_RB_NO_WAKEUP).is_err() {
+        lose(Loss::RingbufFull);
+    }
+}
