@@ -30,6 +30,36 @@ fn an_unknown_hook_is_refused_naming_the_choices() {
 }
 
 #[test]
+fn a_policy_needs_a_known_mode_and_the_allocation_join() {
+    let out = agent(&["--policy", "block"]);
+    assert_eq!(out.status.code(), Some(2));
+    let text = stderr(&out);
+    assert!(
+        text.starts_with("error: invalid value 'block' for '--policy <POLICY>'")
+            && text.contains("[possible values: off, audit, enforce]"),
+        "{text}"
+    );
+    // The policy rules what the join classified: without it, nothing.
+    let out = agent(&["--policy", "enforce", "--no-allocation"]);
+    assert_eq!(out.status.code(), Some(2));
+    let text = stderr(&out);
+    assert!(
+        text.starts_with(
+            "error: the argument '--policy <POLICY>' cannot be used with '--no-allocation'"
+        ),
+        "{text}"
+    );
+    // Each rescan renews the checks' lease: it must outlast two.
+    let out = agent(&["--policy", "audit", "--policy-lease", "3s"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stderr(&out);
+    assert!(
+        text.contains("--policy-lease 3s is shorter than twice --rescan-interval 2s"),
+        "{text}"
+    );
+}
+
+#[test]
 fn zero_intervals_and_a_huge_counter_map_are_refused_in_one_line() {
     for (args, says) in [
         (

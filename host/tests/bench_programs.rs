@@ -27,7 +27,9 @@ fn the_per_event_variant_sees_every_counted_call_and_nothing_else() {
          [ -z \"$(prog_stats)\" ] || fail \"the agent's program is still loaded\"
          # variant VARIANT HOOK: the workload under it, and what it saw.
          variant() {
-           rm -f /tmp/in; mkfifo /tmp/in
+           # The last variant's log goes first: the new one truncates it
+           # only once it runs, and its 'attached' would be taken for ours.
+           rm -f /tmp/in /tmp/err; mkfifo /tmp/in
            hook_variant $1 $2 < /tmp/in > /shared/$1.$2 2> /tmp/err &
            HOLD=$!
            exec 3> /tmp/in

@@ -7,6 +7,8 @@
 //! through a kprobe session where the kernel has them (sid); on 6.1 it
 //! refuses in one line saying which capability it lacks, and counts with
 //! those two alone once `perf_event_paranoid` is 2, as values.yaml says.
+//! The policy's BPF LSM checks (in audit) load and attach with either
+//! set, and are adopted at each restart.
 
 mod support;
 
@@ -38,9 +40,11 @@ fn chart_agent(args: &[&str]) -> (String, Vec<String>) {
 }
 
 fn the_charts_capabilities_are_enough_and_needed(kernel: Kernel) {
-    let (chart_caps, args) = chart_agent(&[]);
+    let policy = ["--set", "policy.mode=audit"];
+    let (chart_caps, args) = chart_agent(&policy);
     assert_eq!(chart_caps, "+bpf,+perfmon,+sys_admin");
-    let (minimal_caps, _) = chart_agent(&["--set-json", "extraCapabilities=[]"]);
+    let (minimal_caps, _) =
+        chart_agent(&[&policy[..], &["--set-json", "extraCapabilities=[]"]].concat());
     assert_eq!(minimal_caps, "+bpf,+perfmon");
     let args = args.join(" ");
     // A kprobe session needs no perf_event_open, and its kfunc call needs
@@ -122,6 +126,23 @@ fn the_charts_capabilities_are_enough_and_needed(kernel: Kernel) {
         "{}",
         results.output
     );
+    // The checks need no capability beyond those two either.
+    let checks = "policy audit: BPF LSM checks on file_open, file_ioctl, file_ioctl_compat";
+    assert_eq!(
+        results.log_lines(&format!("{checks} attached")).len(),
+        2,
+        "{}",
+        results.output
+    );
+    assert_eq!(
+        results
+            .log_lines(&format!("{checks} adopted the pinned checks"))
+            .len(),
+        2,
+        "{}",
+        results.output
+    );
+    assert!(results.log_lines("falls back to off").is_empty());
     let refusals = results.log_lines("cannot attach to drm_ioctl");
     if kernel == Kernel::Bookworm {
         assert_eq!(refusals.len(), 1, "{}", results.output);

@@ -590,6 +590,6 @@ fn an_incompatible_layout_is_replaced_and_cleanup_removes_everything(kernel: Ker
         hook_programs,
         "the replaced programs must be gone, the hook's programs running: {programs}"
     );
-    assert_eq!(iterators.len(), 6, "the agent's map iterators: {programs}");
+    assert_eq!(iterators.len(), 8, "the agent's map iterators: {programs}");
     assert_eq!(results.file("programs-after-cleanup"), "");
 }

@@ -20,7 +20,10 @@ use std::{collections::BTreeMap, path::Path, time::Duration};
 use kubenpu_prometheus::check_metrics;
 use kubenpu_vm::Kernel;
 use serde_json::{Value, json};
-use support::steps::{Host, wait_until};
+use support::{
+    exposition::{counter, ioctls, label, per_pod, value},
+    steps::{Host, wait_until},
+};
 
 /// The pods that run, by name, with the calls their one container makes
 /// (dumb buffer creations on the bochs display; 0 for none). `done`
@@ -608,20 +611,6 @@ fn row(pod: &str, resource: &str, source: &str, idle: &str) -> (String, String, 
     (pod.into(), resource.into(), source.into(), idle.into())
 }
 
-/// A label's value in an exposition line (`source` is not the end of
-/// `resource`).
-fn label(line: &str, name: &str) -> String {
-    let at = [format!("{{{name}=\""), format!(",{name}=\"")]
-        .iter()
-        .find_map(|key| Some(line.find(key.as_str())? + key.len()))
-        .unwrap_or_else(|| panic!("no label {name} in {line}"));
-    line[at..at + line[at..].find('"').unwrap()].to_owned()
-}
-
-fn value(line: &str) -> String {
-    line.rsplit(' ').next().unwrap().to_owned()
-}
-
 /// (pod, device, resource, source) -> idle, from `kubenpu_allocation_idle`
 /// rows that have their `kubenpu_allocation_info` row.
 /// `kubenpuctl allocations` against the agent at `agent`: its output.
@@ -701,28 +690,4 @@ fn assert_counted(exposition: &str, more: &[(&str, u64)]) {
             "{pod}: {exposition}"
         );
     }
-}
-
-/// Counted calls per pod of namespace ml.
-fn ioctls(exposition: &str) -> BTreeMap<String, u64> {
-    per_pod(exposition, "kubenpu_ioctl_total{")
-}
-
-fn per_pod(exposition: &str, family: &str) -> BTreeMap<String, u64> {
-    let mut calls = BTreeMap::new();
-    for line in exposition
-        .lines()
-        .filter(|l| l.starts_with(family) && l.contains(r#"namespace="ml""#))
-    {
-        *calls.entry(label(line, "pod")).or_default() += value(line).parse::<u64>().unwrap();
-    }
-    calls
-}
-
-/// A counter's value; 0 if absent.
-fn counter(exposition: &str, series: &str) -> u64 {
-    exposition
-        .lines()
-        .find_map(|l| l.strip_prefix(series))
-        .map_or(0, |v| v.trim().parse().unwrap())
 }

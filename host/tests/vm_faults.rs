@@ -1,8 +1,9 @@
 //! Faults a user can cause while the agent runs, in a real kernel (the
-//! newest): plugins whose names share a kernel table slot, more plugins
-//! than the table holds, and a device unplugged while /metrics is being
-//! scraped. Each gives one log line; the agent keeps counting exactly and
-//! /healthz stays up.
+//! newest): a policy asked for on a kernel booted without BPF LSM in its
+//! `lsm=` list, plugins whose names share a kernel table slot, more
+//! plugins than the table holds, and a device unplugged while /metrics is
+//! being scraped. Each gives one log line; the agent keeps counting
+//! exactly and /healthz stays up.
 
 mod support;
 
@@ -18,6 +19,8 @@ fn rejected_plugins_and_an_unplugged_device_leave_the_agent_counting() {
     let results = run_with(
         Kernel::Sid,
         |mut vm| {
+            // Every LSM Debian's kernel starts but bpf.
+            vm = vm.kernel_arg("lsm=landlock,lockdown,yama,loadpin,safesetid,integrity,apparmor");
             for (i, name) in COLLIDING.iter().enumerate() {
                 vm = vm.file(&format!("/colliding/c{i}.wasm"), 0o644, numbered_plugin(name));
             }
@@ -29,7 +32,7 @@ fn rejected_plugins_and_an_unplugged_device_leave_the_agent_counting() {
         },
         "mkdir -p /plugins
          PLUGINS_DIR=/plugins
-         start_agent --plugins-dir /plugins --rescan-interval 250ms
+         start_agent --plugins-dir /plugins --rescan-interval 250ms --policy enforce
          issue before $VIRTIO_RENDER:0x48:100 $VGEM_RENDER:0x41:100
          cp /colliding/*.wasm /plugins/
          wait_log 'hashes to the kernel table slot' 1 60
@@ -47,6 +50,7 @@ fn rejected_plugins_and_an_unplugged_device_leave_the_agent_counting() {
          wait $SCRAPES
          issue unplugged $VIRTIO_RENDER:0x48:100
          busybox wget -q -O /shared/healthz http://127.0.0.1:8080/healthz || fail '/healthz did not answer'
+         busybox wget -q -O /shared/metrics http://127.0.0.1:8080/metrics || fail '/metrics did not answer'
          snapshot final
          stop_agent
          touch /shared/scrape-errors
@@ -75,6 +79,25 @@ fn rejected_plugins_and_an_unplugged_device_leave_the_agent_counting() {
     assert_eq!(vgem, 200);
     assert_eq!(results.file("scrape-errors"), "", "every scrape answered");
     assert!(!results.file("healthz").is_empty());
+
+    // No BPF LSM: the policy falls back to off, in one line and a metric.
+    let policy = results.log_lines("policy enforce falls back to off");
+    assert_eq!(policy.len(), 1, "{policy:?}");
+    assert!(
+        policy[0].contains("BPF LSM is not active on this kernel (/sys/kernel/security/lsm lists ")
+            && policy[0]
+                .contains(",bpf (every LSM the node uses, and bpf); counting is unaffected"),
+        "{}",
+        policy[0]
+    );
+    let metrics = results.file("metrics");
+    for series in [
+        r#"kubenpu_policy_mode{mode="off",asked="enforce"} 1"#,
+        "kubenpu_policy_lsm_available 0",
+        "kubenpu_policy_ruled_cgroups 0",
+    ] {
+        assert!(metrics.contains(series), "{series}:\n{metrics}");
+    }
 
     // One line per rejected plugin, naming the file and the fault.
     let slot = results.log_lines("rejected: its name");

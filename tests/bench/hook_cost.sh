@@ -37,7 +37,9 @@ measure() {
 }
 # hold VARIANT HOOK: attaches a comparison program until release.
 hold() {
-  rm -f /tmp/hold-in
+  # The last variant's log goes first: the new one truncates it only once
+  # it runs, and its 'attached' would be taken for this one's.
+  rm -f /tmp/hold-in /tmp/hold-err
   mkfifo /tmp/hold-in
   hook_variant "$1" "$2" < /tmp/hold-in > /tmp/hold-out 2> /tmp/hold-err &
   HOLD=$!

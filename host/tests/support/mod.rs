@@ -6,6 +6,7 @@
     reason = "each test binary uses part of the support"
 )]
 
+pub mod exposition;
 pub mod guest;
 pub mod steps;
 pub mod sysfs;

@@ -101,14 +101,17 @@ fn the_options_install_the_same_agent_everywhere() {
             "--set",
             "accel.enabled=true",
             "--set",
+            "policy.mode=audit",
+            "--set",
             "fdinfo.enabled=true",
         ],
     )
     .unwrap();
-    let kustomize = kustomize(&tools, &["servicemonitor", "accel", "fdinfo"]).unwrap();
+    let kustomize = kustomize(&tools, &["servicemonitor", "accel", "policy", "fdinfo"]).unwrap();
     let tanka = tanka(&json!({
         "serviceMonitor": {"enabled": true},
         "accel": {"enabled": true},
+        "policy": {"mode": "audit"},
         "fdinfo": {"enabled": true},
     }))
     .unwrap();
@@ -118,6 +121,10 @@ fn the_options_install_the_same_agent_everywhere() {
         &["ServiceMonitor"],
     );
     let pod = &agent(&helm)["pod"];
+    let args = pod["containers"][0]["args"].as_array().unwrap();
+    for arg in ["--policy=audit", "--policy-lease=5m"] {
+        assert!(args.contains(&json!(arg)), "{arg}: {pod}");
+    }
     let tolerations = &pod["tolerations"];
     assert_eq!(tolerations.as_array().unwrap().len(), 3, "{tolerations}");
     // fdinfo: the host's pid namespace and CAP_SYS_PTRACE, nothing more.
@@ -159,6 +166,32 @@ fn without_the_allocation_join_nothing_of_kubelets_is_mounted() {
     for absent in ["pod-resources", "cdi", "kubelet"] {
         assert!(!pod.to_string().contains(absent), "{absent} in {pod}");
     }
+    // The policy rules what the join classifies: without it, a policy is
+    // one line from both.
+    let refused = helm(
+        &tools,
+        &[
+            "--set",
+            "allocation.enabled=false",
+            "--set",
+            "policy.mode=audit",
+        ],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        refused.contains("policy.mode needs allocation.enabled"),
+        "{refused}"
+    );
+    let refused = kubenpu_deploy::tanka(
+        &json!({"allocation": {"enabled": false}, "policy": {"mode": "audit"}}),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        refused.contains("policy.mode needs allocation.enabled"),
+        "{refused}"
+    );
     let pod = &agent(&helm(&tools, &[]).unwrap())["pod"];
     let mounts = pod["containers"][0]["volumeMounts"].as_array().unwrap();
     for name in ["pod-resources", "cdi-0", "cdi-1"] {

@@ -15,7 +15,7 @@ fn path(relative: &str) -> String {
 fn alert_rules_parse_and_pass_their_unit_tests() {
     let rules = path("helm/files/kubenpu.rules.yaml");
     let out = promtool(&["check", "rules", &rules]).unwrap();
-    assert!(out.contains("SUCCESS: 9 rules found"), "{out}");
+    assert!(out.contains("SUCCESS: 11 rules found"), "{out}");
     assert_exported(&std::fs::read_to_string(&rules).unwrap());
     let tests = format!("{}/alerts.test.yaml", env!("CARGO_MANIFEST_DIR"));
     let out = promtool(&["test", "rules", &tests]).unwrap();
@@ -88,11 +88,12 @@ fn assert_exported(text: &str) {
 /// The metric names the agent's own exposition declares (`# TYPE` lines,
 /// counters with their `_total`, histograms with their series).
 fn exported_families() -> BTreeSet<String> {
-    // With --fdinfo and the allocation join, so their families are
-    // declared too.
+    // With --fdinfo, the allocation join and the policy, so their
+    // families are declared too.
     let snapshot = kubenpu::metrics::Snapshot {
         fdinfo: Some(kubenpu::fdinfo::FdinfoView::default()),
         allocation: Some(kubenpu::allocation::AllocationView::default()),
+        policy: Some(kubenpu::policy::PolicyView::default()),
         ..kubenpu::metrics::Snapshot::default()
     };
     let text = kubenpu::metrics::render(snapshot, kubenpu::metrics::Format::Text);

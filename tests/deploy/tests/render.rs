@@ -108,7 +108,7 @@ fn kustomize_base_and_components_render_and_validate() {
             "0.1.0"
         );
     }
-    let all = kustomize(&tools, &["servicemonitor", "accel", "fdinfo"]).unwrap();
+    let all = kustomize(&tools, &["servicemonitor", "accel", "policy", "fdinfo"]).unwrap();
     assert_eq!(
         kinds(&all),
         [

@@ -24,6 +24,8 @@ for controller in $(cat /sys/fs/cgroup/cgroup.controllers); do
   echo "+$controller" > /sys/fs/cgroup/cgroup.subtree_control || fail "enable $controller"
 done
 mkdir /sys/fs/cgroup/kubenpu-vm || fail "a cgroup with every controller"
+# A node has securityfs mounted (systemd does it): it says which LSMs run.
+mount -t securityfs securityfs /sys/kernel/security 2>/dev/null
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 while read -r module; do

@@ -35,6 +35,7 @@ pub struct Vm {
     numa_nodes: u32,
     remote_device: String,
     echo: bool,
+    kernel_args: Vec<String>,
 }
 
 /// What a finished run reports.
@@ -70,6 +71,7 @@ impl Vm {
             numa_nodes: 1,
             remote_device: VIRTIO_GPU.into(),
             echo: false,
+            kernel_args: Vec::new(),
         }
     }
 
@@ -160,6 +162,12 @@ impl Vm {
     /// virtio-gpu, which stays first on the main bus.
     pub fn on_the_last_node(mut self, device: &str) -> Self {
         self.remote_device = device.into();
+        self
+    }
+
+    /// Adds `arg` to the kernel's command line (such as an `lsm=` list).
+    pub fn kernel_arg(mut self, arg: &str) -> Self {
+        self.kernel_args.push(arg.into());
         self
     }
 
@@ -290,10 +298,16 @@ impl Vm {
             .arg("-initrd")
             .arg(initrd)
             .arg("-append")
-            .arg(format!(
-                "console={} panic=-1 quiet loglevel=3",
-                arch.console()
-            ))
+            .arg(
+                [format!(
+                    "console={} panic=-1 quiet loglevel=3",
+                    arch.console()
+                )]
+                .into_iter()
+                .chain(self.kernel_args.iter().cloned())
+                .collect::<Vec<_>>()
+                .join(" "),
+            )
             .args(self.gpu_on_the_main_bus())
             .args(self.devices.iter().flat_map(|d| ["-device", d.as_str()]))
             .arg("-fsdev")

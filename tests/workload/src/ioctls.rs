@@ -100,6 +100,9 @@ pub struct Outcome {
     pub calls: u64,
     /// Of which returned -1.
     pub failed: u64,
+    /// Of which with EPERM: refused (by an LSM; DRM itself refuses with
+    /// EACCES).
+    pub refused: u64,
     /// Their time, summed.
     pub call_ns: u128,
     /// Bytes the successful allocations reported.
@@ -112,6 +115,7 @@ impl Outcome {
         Self {
             calls: self.calls + other.calls,
             failed: self.failed + other.failed,
+            refused: self.refused + other.refused,
             call_ns: self.call_ns + other.call_ns,
             bytes: self.bytes + other.bytes,
         }
@@ -119,6 +123,8 @@ impl Outcome {
 
     /// Counts one call that returned `ret` after `started`.
     fn record(&mut self, ret: i32, started: Instant) -> bool {
+        let errno = std::io::Error::last_os_error().raw_os_error();
+        self.refused += u64::from(ret < 0 && errno == Some(libc::EPERM));
         self.call_ns += started.elapsed().as_nanos();
         self.calls += 1;
         self.failed += u64::from(ret < 0);
@@ -152,7 +158,8 @@ fn call<T>(file: &File, nr: u8, arg: &mut T) -> i32 {
 pub fn issue(file: &File, item: &Item) -> Result<Outcome, String> {
     let mut outcome = Outcome::default();
     match item {
-        Item::Raw { nr, count, .. } => {
+        Item::SendFd { .. } => {}
+        Item::Raw { nr, count, .. } | Item::RecvFd { nr, count, .. } => {
             for _ in 0..*count {
                 let mut arg = [0u8; 64];
                 let started = Instant::now();

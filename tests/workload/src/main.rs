@@ -1,7 +1,8 @@
-//! `kubenpu-workload [--threads N] [--signals MS] ITEM...`: opens each
-//! item's device node, issues its ioctls, then prints one JSON line per
-//! item with what it issued (`calls`), the run's wall time (`elapsed_ns`),
-//! how many calls failed, how long they took (`call_ns`, summed over the
+//! `kubenpu-workload [--threads N] [--signals MS] [--after PATH] ITEM...`:
+//! opens each item's device node, issues its ioctls, then prints one JSON
+//! line per item with what it issued (`calls`), the run's wall time
+//! (`elapsed_ns`), how many calls failed (and of those, how many with
+//! `EPERM`: `refused`, as an LSM refuses), how long they took (`call_ns`, summed over the
 //! calls as the workload's own clock saw them) and how many bytes the
 //! kernel reported allocated, so tests can compare the agent's numbers
 //! with the workload's own.
@@ -23,6 +24,10 @@
 //! - `blob:NODE:BYTES,...`: one guest-memory
 //!   `DRM_IOCTL_VIRTGPU_RESOURCE_CREATE_BLOB` of each size (virtio-gpu
 //!   with blob resources only; elsewhere each fails).
+//! - `send-fd:SOCKET:NODE`: opens NODE and sends it (`SCM_RIGHTS`) to the
+//!   process listening at the unix socket SOCKET; no calls.
+//! - `recv-fd:SOCKET:NR:COUNT`: listens at SOCKET, and makes COUNT calls
+//!   of NR on the node a peer sends.
 //!
 //! With `--threads N`, N threads share the one open file and each runs the
 //! item, all at once: its counts are N times one thread's. `--spread` pins
@@ -32,9 +37,12 @@
 //! `--signals MS`, a SIGALRM with an empty SA_RESTART handler arrives
 //! every MS milliseconds meanwhile: calls it interrupts are restarted by
 //! the kernel, unseen by the workload, as a profiler's or a language
-//! runtime's signals do.
+//! runtime's signals do. With `--after PATH`, each item's calls wait,
+//! with its node already open, until PATH exists: a test changes what
+//! the kernel allows between a pod's open and its calls.
 
 mod ioctls;
+mod passing;
 mod plan;
 
 use std::{fs::File, os::unix::fs::MetadataExt as _, process::ExitCode};
@@ -73,15 +81,32 @@ fn pin_to(cpu: usize) -> Result<(), String> {
     Ok(())
 }
 
-fn run(item: &Item, threads: u64, spread: bool) -> Result<String, String> {
+/// Waits until `path` exists.
+fn wait_for(path: &std::path::Path) {
+    while !path.exists() {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+fn run(item: &Item, options: &Options) -> Result<String, String> {
+    let (threads, spread) = (options.threads, options.spread);
     let cpus = if spread { allowed_cpus()? } else { Vec::new() };
-    let file = File::options()
-        .read(true)
-        .write(true)
-        .open(item.node())
-        .map_err(|e| format!("cannot open {}: {e}", item.node()))?;
+    let file = match item {
+        Item::RecvFd { socket, .. } => passing::receive(socket.as_ref())?,
+        _ => File::options()
+            .read(true)
+            .write(true)
+            .open(item.node())
+            .map_err(|e| format!("cannot open {}: {e}", item.node()))?,
+    };
+    if let Item::SendFd { socket, .. } = item {
+        passing::send(&file, socket.as_ref())?;
+    }
     let rdev = file.metadata().map_err(|e| e.to_string())?.rdev();
     let (major, minor) = (libc::major(rdev), libc::minor(rdev));
+    if let Some(path) = &options.after {
+        wait_for(path);
+    }
     let started = std::time::Instant::now();
     let outcomes: Vec<ioctls::Outcome> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
@@ -104,11 +129,12 @@ fn run(item: &Item, threads: u64, spread: bool) -> Result<String, String> {
         .iter()
         .fold(ioctls::Outcome::default(), |a, b| a.plus(b));
     Ok(format!(
-        "{{\"node\":\"{}\",\"device\":\"{major}:{minor}\",\"nr\":{},\"calls\":{},\"elapsed_ns\":{elapsed_ns},\"failed\":{},\"call_ns\":{},\"bytes\":{}}}",
+        "{{\"node\":\"{}\",\"device\":\"{major}:{minor}\",\"nr\":{},\"calls\":{},\"elapsed_ns\":{elapsed_ns},\"failed\":{},\"refused\":{},\"call_ns\":{},\"bytes\":{}}}",
         item.node(),
         item.nr(),
         total.calls,
         total.failed,
+        total.refused,
         total.call_ns,
         total.bytes
     ))
@@ -122,20 +148,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let Options {
-        threads,
-        signals,
-        spread,
-        items,
-    } = options;
-    if let Some(interval) = signals
+    if let Some(interval) = options.signals
         && let Err(e) = ioctls::interrupt_every(interval)
     {
         eprintln!("kubenpu-workload: {e}");
         return ExitCode::FAILURE;
     }
-    for item in &items {
-        match run(item, threads, spread) {
+    for item in &options.items {
+        match run(item, &options) {
             Ok(line) => println!("{line}"),
             Err(e) => {
                 eprintln!("kubenpu-workload: {e}");

@@ -22,6 +22,11 @@ pub enum Item {
     Resource { node: String, sizes: Vec<u32> },
     /// One virtio-gpu guest blob per size in bytes.
     Blob { node: String, sizes: Vec<u64> },
+    /// Opens the node and sends it to the process listening at `socket`;
+    /// no calls.
+    SendFd { socket: String, node: String },
+    /// COUNT calls of NR on the node a peer sends to `socket`.
+    RecvFd { socket: String, nr: u8, count: u64 },
 }
 
 impl Item {
@@ -32,14 +37,17 @@ impl Item {
             | Item::SyncobjWait { node, .. }
             | Item::Dumb { node, .. }
             | Item::Resource { node, .. }
-            | Item::Blob { node, .. } => node,
+            | Item::Blob { node, .. }
+            | Item::SendFd { node, .. } => node,
+            Item::RecvFd { socket, .. } => socket,
         }
     }
 
     /// The number (`cmd & 0xff`) of the calls the item counts.
     pub fn nr(&self) -> u8 {
         match self {
-            Item::Raw { nr, .. } => *nr,
+            Item::Raw { nr, .. } | Item::RecvFd { nr, .. } => *nr,
+            Item::SendFd { .. } => 0,
             Item::SyncobjWait { .. } => crate::ioctls::SYNCOBJ_WAIT,
             Item::Dumb { .. } => crate::ioctls::MODE_CREATE_DUMB,
             Item::Resource { .. } => crate::ioctls::VIRTGPU_RESOURCE_CREATE,
@@ -58,17 +66,20 @@ pub struct Options {
     /// Pin thread `i` to the `i`-th allowed CPU (modulo their number), so
     /// every CPU runs some.
     pub spread: bool,
+    /// Wait, with each item's node open, until this path exists.
+    pub after: Option<std::path::PathBuf>,
     /// The items, in order.
     pub items: Vec<Item>,
 }
 
-const USAGE: &str = "usage: kubenpu-workload [--threads N] [--spread] [--signals MS] ITEM... (ITEM: NODE:NR:COUNT, syncobj-wait:NODE:COUNT:TIMEOUT_MS, dumb:NODE:WxHxBPP,..., resource:NODE:BYTES,..., blob:NODE:BYTES,...)";
+const USAGE: &str = "usage: kubenpu-workload [--threads N] [--spread] [--signals MS] [--after PATH] ITEM... (ITEM: NODE:NR:COUNT, syncobj-wait:NODE:COUNT:TIMEOUT_MS, dumb:NODE:WxHxBPP,..., resource:NODE:BYTES,..., blob:NODE:BYTES,..., send-fd:SOCKET:NODE, recv-fd:SOCKET:NR:COUNT)";
 
 /// Parses the arguments.
 pub fn parse(mut args: Vec<String>) -> Result<Options, String> {
     let mut threads = 1;
     let mut signals = None;
     let mut spread = false;
+    let mut after = None;
     loop {
         match args.first().map(String::as_str) {
             Some("--threads") => {
@@ -88,6 +99,10 @@ pub fn parse(mut args: Vec<String>) -> Result<Options, String> {
                 signals = Some(Duration::from_millis(ms));
                 args.drain(..2);
             }
+            Some("--after") => {
+                after = Some(args.get(1).ok_or("--after needs a path")?.into());
+                args.drain(..2);
+            }
             Some("--spread") => {
                 spread = true;
                 args.remove(0);
@@ -103,6 +118,7 @@ pub fn parse(mut args: Vec<String>) -> Result<Options, String> {
         threads,
         signals,
         spread,
+        after,
         items,
     })
 }
@@ -155,6 +171,18 @@ fn item(arg: &str) -> Result<Item, String> {
                 sizes: list(sizes, number)?,
             })
         }),
+        "send-fd" => rest.split_once(':').map(|(socket, node)| Item::SendFd {
+            socket: socket.into(),
+            node: node.into(),
+        }),
+        "recv-fd" => raw(rest).and_then(|item| match item {
+            Item::Raw { node, nr, count } => Some(Item::RecvFd {
+                socket: node,
+                nr,
+                count,
+            }),
+            _ => None,
+        }),
         _ => raw(arg),
     };
     parsed.ok_or_else(bad)
@@ -187,12 +215,14 @@ mod tests {
     #[test]
     fn every_item_and_option_parses() {
         let options = parse(args(
-            "--threads 4 --spread --signals 5 /dev/dri/card0:0x48:10 syncobj-wait:/dev/dri/card0:3:20 \
-             dumb:/dev/dri/card0:64x64x32,1x1x8 resource:/dev/dri/card0:4096 blob:/dev/dri/card0:8192,4096",
+            "--threads 4 --spread --signals 5 --after /tmp/go /dev/dri/card0:0x48:10 syncobj-wait:/dev/dri/card0:3:20 \
+             dumb:/dev/dri/card0:64x64x32,1x1x8 resource:/dev/dri/card0:4096 blob:/dev/dri/card0:8192,4096 \
+             send-fd:/tmp/s:/dev/dri/card0 recv-fd:/tmp/s:0x41:7",
         ))
         .unwrap();
         assert_eq!(options.threads, 4);
         assert!(options.spread);
+        assert_eq!(options.after, Some("/tmp/go".into()));
         assert_eq!(options.signals, Some(Duration::from_millis(5)));
         let node = || "/dev/dri/card0".to_string();
         assert_eq!(
@@ -219,6 +249,15 @@ mod tests {
                 Item::Blob {
                     node: node(),
                     sizes: vec![8192, 4096]
+                },
+                Item::SendFd {
+                    socket: "/tmp/s".into(),
+                    node: node()
+                },
+                Item::RecvFd {
+                    socket: "/tmp/s".into(),
+                    nr: 0x41,
+                    count: 7
                 },
             ]
         );
