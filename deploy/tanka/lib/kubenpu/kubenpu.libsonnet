@@ -104,6 +104,10 @@
                  '--allocation-interval=' + c.allocation.interval,
                ] + ['--cdi-dir=/host/cdi/%d' % i for i in std.range(0, std.length(c.allocation.cdiDirs) - 1)]
                else ['--no-allocation'])
+            + (if c.policy.mode != 'off' then (
+                 assert c.allocation.enabled : 'policy.mode needs allocation.enabled: the policy rules what the allocation join classifies';
+                 ['--policy=' + c.policy.mode, '--policy-lease=' + c.policy.lease]
+               ) else [])
             + (if c.fdinfo.enabled then ['--fdinfo', '--fdinfo-interval=' + c.fdinfo.interval] else [])
             + c.agent.extraArgs,
             env: [{ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],
