@@ -187,8 +187,11 @@ pub mod mode {
     pub const ENFORCE: u32 = 2;
 }
 
-/// What a GRANTS mask allows: one bit per [`kind`], bit 0 for the open
-/// and every ioctl the vendor's table does not list.
+/// A GRANTS value: in its low byte, the mask of what the cgroup may do on
+/// the node, one bit per [`kind`] (bit 0 for the open and every ioctl the
+/// vendor's table does not list); in the next byte, the [`rule`] that
+/// refuses what the mask leaves out. Values written before rules existed
+/// have a zero there: allocated-only, which is what they meant.
 pub mod grant {
     /// The bit of `kind`.
     pub const fn bit(kind: u32) -> u32 {
@@ -199,6 +202,32 @@ pub mod grant {
         | bit(super::kind::SUBMIT)
         | bit(super::kind::ALLOC)
         | bit(super::kind::WAIT);
+    /// Where the rule sits in a value.
+    const RULE_SHIFT: u32 = 8;
+    /// The value of `mask`, whose gaps `rule` refuses.
+    pub const fn value(mask: u32, rule: u8) -> u32 {
+        (mask & ALL) | (rule as u32) << RULE_SHIFT
+    }
+    /// What `value` allows.
+    pub const fn mask(value: u32) -> u32 {
+        value & ALL
+    }
+    /// The rule that refuses what `value` does not allow.
+    pub const fn rule(value: u32) -> u8 {
+        (value >> RULE_SHIFT) as u8
+    }
+}
+
+/// Why a call was refused, as GRANTS values and VERDICTS keys say.
+pub mod rule {
+    /// The device was not allocated to the container (and no allow
+    /// rule grants it): zero, so grants and verdicts from before the
+    /// policy file read as what they were.
+    pub const ALLOCATED_ONLY: u8 = 0;
+    /// A deny rule takes the whole device away.
+    pub const DENY_DEVICE: u8 = 1;
+    /// A deny-kinds rule refuses the call's kind.
+    pub const DENY_KIND: u8 = 2;
 }
 
 /// The LSM hooks the policy checks at, as VERDICTS keys name them.
@@ -238,8 +267,9 @@ pub struct VerdictKey {
     /// The [`mode`] in force: [`mode::AUDIT`] (let through) or
     /// [`mode::ENFORCE`] (refused).
     pub mode: u8,
-    /// Padding, zero.
-    pub pad: u8,
+    /// The [`rule`] that refused it; zero (allocated-only) in keys
+    /// counted before the policy file, where this byte was padding.
+    pub rule: u8,
 }
 
 /// What the program knows of one counted ioctl of a vendor.

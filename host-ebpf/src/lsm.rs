@@ -13,9 +13,10 @@
 //! container the allocation join has not classified) is never refused,
 //! and neither is anyone once the agent's lease has run out (no agent
 //! has renewed it for its length: the agent was uninstalled).
-//! A ruled cgroup may use a device node as far as its GRANTS mask allows;
-//! anything else is counted in VERDICTS and, under enforce, refused with
-//! `EPERM`.
+//! A ruled cgroup may use a device node as far as its GRANTS value's mask
+//! allows; anything else is counted in VERDICTS, under the rule the value
+//! names (allocated-only where there is none), and, under enforce,
+//! refused with `EPERM`.
 
 use aya_ebpf::{
     bindings::{BPF_F_MMAPABLE, BPF_F_NO_PREALLOC, BPF_NOEXIST},
@@ -88,11 +89,19 @@ pub fn kubenpu_policy_open(ctx: LsmContext) -> i32 {
         pad: 0,
     };
     // SAFETY: as above.
-    let allowed = unsafe { GRANTS.get(key) }.copied().unwrap_or(0);
-    if allowed != 0 {
+    let granted = unsafe { GRANTS.get(key) }.copied().unwrap_or(0);
+    if grant::mask(granted) != 0 {
         return 0;
     }
-    verdict(cgroup_id, rdev, kind::OTHER, lsm_hook::OPEN, ruled)
+    let refused_by = grant::rule(granted);
+    verdict(
+        cgroup_id,
+        rdev,
+        kind::OTHER,
+        lsm_hook::OPEN,
+        ruled,
+        refused_by,
+    )
 }
 
 /// `file_ioctl(file, cmd, arg)`.
@@ -135,11 +144,11 @@ fn check_ioctl(ctx: &LsmContext, hook: u8) -> i32 {
         pad: 0,
     };
     // SAFETY: as above.
-    let allowed = unsafe { GRANTS.get(key) }.copied().unwrap_or(0);
-    if allowed & grant::bit(kind) != 0 {
+    let granted = unsafe { GRANTS.get(key) }.copied().unwrap_or(0);
+    if grant::mask(granted) & grant::bit(kind) != 0 {
         return 0;
     }
-    verdict(cgroup_id, rdev, kind, hook, ruled)
+    verdict(cgroup_id, rdev, kind, hook, ruled, grant::rule(granted))
 }
 
 /// Whether the agent's lease on the rules runs.
@@ -153,17 +162,18 @@ fn leased() -> bool {
     unsafe { bpf_ktime_get_boot_ns() < core::ptr::read_volatile(until) }
 }
 
-/// Counts a call the rules do not allow, and returns what the mode
-/// `ruled` says: `-EPERM` under enforce, 0 under audit.
+/// Counts a call the rules do not allow, by the rule `refused_by`, and
+/// returns what the mode `ruled` says: `-EPERM` under enforce, 0 under
+/// audit.
 #[inline(always)]
-fn verdict(cgroup_id: u64, dev: u32, kind: u32, hook: u8, ruled: u32) -> i32 {
+fn verdict(cgroup_id: u64, dev: u32, kind: u32, hook: u8, ruled: u32, refused_by: u8) -> i32 {
     let key = VerdictKey {
         cgroup_id,
         dev,
         kind: kind as u8,
         hook,
         mode: ruled as u8,
-        pad: 0,
+        rule: refused_by,
     };
     let counted = match VERDICTS.get_ptr_mut(key) {
         Some(count) => {

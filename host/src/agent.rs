@@ -116,6 +116,10 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
     })?;
     phases.append(probe.start_phases());
     policy.checks(probe.policy_checks());
+    let (mut policy_files, _policy_watch) = match &config.policy_file {
+        Some(path) => policy.follow_file(path).unzip(),
+        None => (None, None),
+    };
     info!("hook {}: {}", probe.hook().as_str(), probe.hook_reason());
     if let Some(why) = probe.iterators_refused() {
         warn!(
@@ -206,6 +210,7 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
             _ = drain.tick() => agent.drain(),
             Some(report) = reports.recv() => agent.report(report),
             Some(report) = next(&mut allocation_reports) => agent.take_allocation(report),
+            Some(reading) = next(&mut policy_files) => agent.take_policy_file(reading),
             Some(query) = queries.recv() => {
                 // Unanswered, the request gets 503; the error is counted.
                 if let Some(snapshot) = agent.snapshot() {
@@ -426,8 +431,16 @@ impl Agent {
         self.enforce();
     }
 
+    /// Takes a reading of the policy file, and writes what it changes.
+    fn take_policy_file(&mut self, reading: policy::reload::Reading) {
+        if let Some(policy) = &mut self.policy {
+            policy.take_file(reading);
+        }
+        self.enforce();
+    }
+
     /// Brings the kernel's policy rules in line with what the allocation
-    /// join classified.
+    /// join classified and the policy file.
     fn enforce(&mut self) {
         let (Some(policy), Some(allocation)) = (&mut self.policy, &self.allocation) else {
             return;

@@ -44,6 +44,15 @@ pub fn kind_of_code(code: u32) -> Option<Kind> {
     }
 }
 
+/// The code the kernel program stores for `kind`.
+pub fn code_of_kind(kind: Kind) -> u32 {
+    match kind {
+        Kind::Submit => kubenpu_ebpf::kind::SUBMIT,
+        Kind::Alloc => kubenpu_ebpf::kind::ALLOC,
+        Kind::Wait => kubenpu_ebpf::kind::WAIT,
+    }
+}
+
 /// What a kernel (device number, ioctl number) pair means. Devices that
 /// leave the table are remembered, so counts made on them before they
 /// went keep their labels.

@@ -106,11 +106,11 @@ pub struct AgentConfig {
     pub no_allocation: bool,
     /// Allow or block each container's access to accelerators, with BPF
     /// LSM: off; audit (count what enforce would refuse, refuse nothing);
-    /// enforce (refuse it with EPERM, and count it). The rule is
+    /// enforce (refuse it with EPERM, and count it). The base rule is
     /// allocated-only: a container the allocation join classified may
-    /// open and call only the devices kubelet allocated to it; processes
-    /// outside pods, and containers not classified yet, are never
-    /// refused.
+    /// open and call only the devices kubelet allocated to it (and what
+    /// --policy-file allows); processes outside pods, and containers not
+    /// classified yet, are never refused.
     #[arg(
         long,
         value_enum,
@@ -124,6 +124,13 @@ pub struct AgentConfig {
     /// --rescan-interval.
     #[arg(long, default_value = "5m", value_parser = parse_interval)]
     pub policy_lease: Duration,
+    /// The policy file (YAML or JSON): modes per namespace, and rules
+    /// that allow devices besides the allocation, deny devices, or deny
+    /// kinds of calls (see the README). Its directory is watched: a change
+    /// is in force within a second; a file that does not parse is refused
+    /// in one line and the rules before it stay. No file: no rules.
+    #[arg(long, conflicts_with = "no_allocation")]
+    pub policy_file: Option<PathBuf>,
     /// How often kubelet's allocations are listed; a listing older than
     /// three intervals is stale, and nothing is classified by it.
     #[arg(long, default_value = "10s", value_parser = parse_interval)]

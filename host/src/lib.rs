@@ -6,7 +6,8 @@
 //! the ioctls that table selects; [`attribution`] names the pod behind each
 //! cgroup and [`usage`] folds the counts per pod; [`fdinfo`] adds, where
 //! drivers publish them, engine time and memory per pod; [`allocation`]
-//! joins what kubelet allocated to each container with what it calls.
+//! joins what kubelet allocated to each container with what it calls, and
+//! [`policy`] rules, in the kernel, what each container may call.
 
 pub mod agent;
 pub mod allocation;
@@ -28,3 +29,4 @@ pub mod program;
 pub mod server;
 pub mod startup;
 pub mod usage;
+pub mod watch;

@@ -1,7 +1,8 @@
 //! The agent's HTTP face: `/metrics` for Prometheus, `/healthz` and
 //! `/readyz` for kubelet's probes, `/api/v1/usage` (per-series totals as
-//! JSON) for `kubenpuctl top`, and `/api/v1/allocations` (the allocation
-//! join) for `kubenpuctl allocations`.
+//! JSON) for `kubenpuctl top`, `/api/v1/allocations` (the allocation
+//! join) for `kubenpuctl allocations`, and `/api/v1/policy` (the rules in
+//! force and their verdicts) for `kubenpuctl policy`.
 //!
 //! The server owns no state: each request asks the agent's loop for a
 //! fresh [`Snapshot`], so what is served is read from the kernel at
@@ -30,6 +31,7 @@ use tokio::sync::{mpsc, oneshot};
 use crate::{
     attribution::Owner,
     metrics::{self, Format, Snapshot},
+    policy::{Because, rules},
 };
 
 /// A request for a snapshot, answered by the agent's loop.
@@ -309,6 +311,133 @@ impl AllocationsReport {
     }
 }
 
+/// The body of `/api/v1/policy`: the policy in force, the containers its
+/// rules hold with what each may use and why, and what was audited or
+/// refused.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct PolicyReport {
+    /// Whether the agent runs the policy at all (not with
+    /// `--no-allocation`).
+    pub present: bool,
+    /// The node's mode in force: off, audit or enforce.
+    pub mode: String,
+    /// The mode asked for.
+    pub asked: String,
+    /// Whether BPF LSM is active on the kernel.
+    pub lsm_available: bool,
+    /// Whether the policy file's last reading was good; absent without
+    /// one.
+    pub file_valid: Option<bool>,
+    /// The containers the rules hold.
+    pub ruled: Vec<RuledRow>,
+    /// Calls audited or refused.
+    pub refusals: Vec<RefusalRow>,
+}
+
+/// A container the policy's rules hold, in `/api/v1/policy`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RuledRow {
+    /// The pod's namespace.
+    pub namespace: String,
+    /// The pod.
+    pub pod: String,
+    /// The container.
+    pub container: String,
+    /// audit or enforce.
+    pub mode: String,
+    /// The devices it has a grant on; every other is refused.
+    pub grants: Vec<GrantRow>,
+}
+
+/// A ruled container's grant on one device, in `/api/v1/policy`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GrantRow {
+    /// The device's stable name.
+    pub device: String,
+    /// What it may do there: open (and unlisted ioctls), submit, alloc,
+    /// wait.
+    pub allows: Vec<String>,
+    /// The kinds the policy file denies it there.
+    pub denies: Vec<String>,
+    /// Why it has the grant: allocated, allowed by the policy file, …
+    pub because: String,
+}
+
+/// Calls audited or refused, in `/api/v1/policy`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RefusalRow {
+    /// Who, on which device.
+    #[serde(flatten)]
+    pub holder: Holder,
+    /// The call's kind (other: the open, and unlisted ioctls).
+    pub kind: String,
+    /// open, ioctl or ioctl_compat.
+    pub hook: String,
+    /// allocated-only, deny-device or deny-kind.
+    pub rule: String,
+    /// audited or refused.
+    pub action: String,
+    /// How many.
+    pub calls: u64,
+}
+
+impl PolicyReport {
+    /// The report of `snapshot`.
+    fn of(snapshot: Snapshot) -> Self {
+        let Some(view) = snapshot.policy else {
+            return Self::default();
+        };
+        let ruled = view
+            .containers
+            .into_iter()
+            .map(|c| RuledRow {
+                namespace: c.owner.namespace,
+                pod: c.owner.pod,
+                container: c.owner.container,
+                mode: c.mode.as_str().to_owned(),
+                grants: c
+                    .grants
+                    .into_iter()
+                    .map(|g| GrantRow {
+                        device: g.device.to_string(),
+                        allows: strings(rules::allowed_kinds(g.value)),
+                        denies: strings(rules::denied_kinds(g.value))
+                            .into_iter()
+                            .filter(|_| g.because != Because::Denied)
+                            .collect(),
+                        because: g.because.as_str().to_owned(),
+                    })
+                    .collect(),
+            })
+            .collect();
+        let refusals = view
+            .refusals
+            .into_iter()
+            .map(|(v, calls)| RefusalRow {
+                holder: Holder::new(v.owner, &v.device, &v.vendor),
+                kind: v.kind.to_owned(),
+                hook: v.hook.to_owned(),
+                rule: v.rule.to_owned(),
+                action: v.action.to_owned(),
+                calls,
+            })
+            .collect();
+        Self {
+            present: true,
+            mode: view.mode.as_str().to_owned(),
+            asked: view.asked.as_str().to_owned(),
+            lsm_available: view.lsm_available,
+            file_valid: view.file_valid,
+            ruled,
+            refusals,
+        }
+    }
+}
+
+fn strings(names: Vec<&str>) -> Vec<String> {
+    names.into_iter().map(str::to_owned).collect()
+}
+
 /// Binds `addr`, with the fix in the error.
 pub async fn bind(addr: SocketAddr) -> anyhow::Result<tokio::net::TcpListener> {
     tokio::net::TcpListener::bind(addr).await.map_err(|e| {
@@ -329,6 +458,7 @@ pub async fn serve(
         .route("/readyz", get(readyz))
         .route("/api/v1/usage", get(usage))
         .route("/api/v1/allocations", get(allocations))
+        .route("/api/v1/policy", get(policy))
         .with_state(Shared { queries, ready });
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
@@ -380,6 +510,10 @@ async fn usage(State(shared): State<Shared>) -> Response {
 
 async fn allocations(State(shared): State<Shared>) -> Response {
     report(&shared, AllocationsReport::of).await
+}
+
+async fn policy(State(shared): State<Shared>) -> Response {
+    report(&shared, PolicyReport::of).await
 }
 
 /// A fresh snapshot, as JSON in the shape `of` gives it.

@@ -49,6 +49,19 @@ fn a_policy_needs_a_known_mode_and_the_allocation_join() {
         ),
         "{text}"
     );
+    let out = agent(&[
+        "--policy-file",
+        "/etc/kubenpu/policy/policy.yaml",
+        "--no-allocation",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let text = stderr(&out);
+    assert!(
+        text.starts_with(
+            "error: the argument '--policy-file <POLICY_FILE>' cannot be used with '--no-allocation'"
+        ),
+        "{text}"
+    );
     // Each rescan renews the checks' lease: it must outlast two.
     let out = agent(&["--policy", "audit", "--policy-lease", "3s"]);
     assert_eq!(out.status.code(), Some(1));

@@ -260,7 +260,7 @@ fn allocations_join_what_kubelet_gave_with_what_pods_call(kernel: Kernel) {
         );
 
         // kubenpuctl shows the same join, from the agent's API.
-        let table = kubenpuctl_allocations(&host.agent, false);
+        let table = host.kubenpuctl(&["allocations"]);
         let idle: Vec<&str> = table
             .lines()
             .filter(|l| l.split_whitespace().nth(6) == Some("idle"))
@@ -300,7 +300,7 @@ fn allocations_join_what_kubelet_gave_with_what_pods_call(kernel: Kernel) {
             "{table}"
         );
         let json: serde_json::Value =
-            serde_json::from_str(&kubenpuctl_allocations(&host.agent, true)).unwrap();
+            serde_json::from_str(&host.kubenpuctl(&["allocations", "--json"])).unwrap();
         let allocated = json["allocated"].as_array().unwrap();
         assert_eq!(allocated.len(), 7, "{json}");
         // Each row carries the container's calls on the device.
@@ -613,23 +613,6 @@ fn row(pod: &str, resource: &str, source: &str, idle: &str) -> (String, String, 
 
 /// (pod, device, resource, source) -> idle, from `kubenpu_allocation_idle`
 /// rows that have their `kubenpu_allocation_info` row.
-/// `kubenpuctl allocations` against the agent at `agent`: its output.
-fn kubenpuctl_allocations(agent: &str, json: bool) -> String {
-    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_kubenpuctl"));
-    command.args(["allocations", "--agent", agent]);
-    if json {
-        command.arg("--json");
-    }
-    let out = command.output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    text
-}
-
 fn holders(exposition: &str) -> BTreeMap<(String, String, String, String), String> {
     let info: Vec<(String, String, String, String)> = exposition
         .lines()

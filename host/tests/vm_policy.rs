@@ -4,6 +4,8 @@
 //! it, at the open and at the ioctl of a file it already held, while its
 //! allowed calls, and a host process's, go on and are counted exactly;
 //! the checks hold while the agent is down, are adopted by the next one,
+//! follow the policy file within a second of each change (a kind denied,
+//! a device allowed; a file that does not parse is refused in one line),
 //! refuse nothing once no agent has renewed their lease for its length,
 //! and are gone after `--cleanup`.
 //!
@@ -41,6 +43,8 @@ const HOST_CALLS: u64 = 20;
 /// file makes on it.
 const OWNER_CALLS: u64 = 60;
 const PASSED_CALLS: u64 = 25;
+/// Calls `owner` and `given` each make on vgem under the policy file.
+const FILE_CALLS: u64 = 35;
 /// The checks' lease: long enough to cover an agent's restart under TCG.
 const LEASE_SECONDS: u64 = 10;
 
@@ -62,6 +66,8 @@ fn script() -> String {
         format!(
             "kubenpu-workload $VGEM_RENDER:0x41:{REFUSED_OPEN_CALLS} 2> /out/given-5.err; echo \\$? > /out/given-5.rc"
         ),
+        wait("go-file"),
+        format!("kubenpu-workload $VGEM_RENDER:0x41:{FILE_CALLS} > /out/given-file.json"),
         wait("go-lapsed"),
         format!(
             "kubenpu-workload $VGEM_RENDER:0x41:{REFUSED_OPEN_CALLS} > /out/given-6.json 2> /out/given-6.err; echo \\$? > /out/given-6.rc"
@@ -79,6 +85,8 @@ fn script() -> String {
         format!("kubenpu-workload $VGEM_RENDER:0x41:{OWNER_CALLS} > /out/owner.json"),
         wait("go-enforce"),
         "kubenpu-workload send-fd:/sock/fd:$VGEM_RENDER > /out/owner-sent.json".into(),
+        wait("go-file"),
+        format!("kubenpu-workload $VGEM_RENDER:0x41:{FILE_CALLS} > /out/owner-file.json"),
         "exec sleep 1000000".into(),
     ]
     .join("; ");
@@ -106,7 +114,11 @@ fn script() -> String {
         }}
         step booted
         start_containerd
-        AGENT_ARGS="--cri-socket $CRI_SOCKET --allocation-interval 1s --rescan-interval 1s --policy-lease {LEASE_SECONDS}s"
+        # The policy file's directory, as the chart mounts its ConfigMap;
+        # no file in it yet.
+        mkdir -p /etc/kubenpu/policy
+        POLICY_FILE=/etc/kubenpu/policy/policy.yaml
+        AGENT_ARGS="--cri-socket $CRI_SOCKET --allocation-interval 1s --rescan-interval 1s --policy-lease {LEASE_SECONDS}s --policy-file $POLICY_FILE"
         start_agent $AGENT_ARGS --policy audit
         run_pod given 00000000-0000-4000-8000-000000000001 "{given}"
         run_pod holder 00000000-0000-4000-8000-000000000002 "{holder}"
@@ -127,6 +139,24 @@ fn script() -> String {
         kubenpu-workload $VGEM_RENDER:0x41:{HOST_CALLS} > /shared/host-down.json
         start_agent $AGENT_ARGS --policy enforce
         step restarted
+
+        # The file denies the owner its submits, and allows given vgem:
+        # written beside and renamed over, as an editor does; in force
+        # within a second.
+        VGEM_NAME=$(cat /shared/vgem-device)
+        printf 'rules:\n- {{pod: owner, denyKinds: [submit]}}\n- {{namespace: ml, pod: given, allow: ["%s"]}}\n' "$VGEM_NAME" > $POLICY_FILE.next
+        mv $POLICY_FILE.next $POLICY_FILE
+        sleep 1
+        touch /shared/go-file
+        wait_file /shared/owner-file.json
+        wait_file /shared/given-file.json
+        step filed
+
+        # A rule that does nothing: refused in one line, the rules stay.
+        echo 'rules: [{{pod: owner}}]' > $POLICY_FILE.next
+        mv $POLICY_FILE.next $POLICY_FILE
+        sleep 1
+        step rejected
 
         stop_agent
         # The last renewal's lease runs out: nothing refuses.
@@ -247,6 +277,75 @@ fn the_policy_audits_then_refuses_what_kubelet_did_not_give(kernel: Kernel) {
         assert_eq!(refusals(&m, "given", "open", "other", "refused"), 2, "{m}");
         assert!(m.contains("kubenpu_policy_ruled_cgroups 3"), "{m}");
         assert_eq!(counter(&m, "kubenpu_policy_verdicts_lost_total"), 0, "{m}");
+        assert!(
+            m.contains("kubenpu_policy_file_valid 1"),
+            "no file is no rules:\n{m}"
+        );
+        let vgem = vgem_device(&m);
+        std::fs::write(shared.join("vgem-device"), vgem).unwrap();
+    });
+
+    // The policy file, a second after it changed: the owner's submits on
+    // its own device are refused by kind; given's calls on vgem, which
+    // kubelet did not give it, are allowed and counted exactly.
+    host.step("filed", || {
+        assert_ran(&shared, "owner-file.json", FILE_CALLS, FILE_CALLS);
+        assert_ran(&shared, "given-file.json", FILE_CALLS, 0);
+        let m = counted_by(
+            &host,
+            ("owner", "ioctl", "submit", "refused", "deny-kind"),
+            FILE_CALLS,
+        );
+        assert_eq!(
+            ioctls(&m).get("given"),
+            Some(&(2 * GIVEN_CALLS + AUDITED_CALLS + FILE_CALLS)),
+            "{m}"
+        );
+        assert_eq!(ioctls(&m).get("owner"), Some(&OWNER_CALLS), "{m}");
+        // kubenpuctl policy names each decision's rule.
+        let vgem = vgem_device(&m);
+        let why = |pod: &str| host.kubenpuctl(&["policy", "--why", pod, "--device", &vgem]);
+        let owner = why("ml/owner");
+        assert!(
+            owner.contains(&format!("enforce: submit refused by deny-kind: the policy file denies it; open alloc wait allowed (allocated); {FILE_CALLS} call(s)")),
+            "{owner}"
+        );
+        let holder = why("ml/holder");
+        assert!(
+            holder.contains("enforce: refused by allocated-only: kubelet did not allocate"),
+            "{holder}"
+        );
+        // Its calls, refused; its open came before it was ruled.
+        assert!(
+            holder.ends_with(&format!("; {HELD_CALLS} call(s) audited or refused so far\n")),
+            "{holder}"
+        );
+        let given = why("ml/given");
+        assert!(given.contains(": allowed (allowed by the policy file)"), "{given}");
+        let table = host.kubenpuctl(&["policy"]);
+        assert!(
+            table.starts_with(
+                "policy: enforce (asked: enforce); BPF LSM active; policy file in force\n"
+            ),
+            "{table}"
+        );
+        assert!(
+            log(&shared).contains(
+                "policy file /etc/kubenpu/policy/policy.yaml: 0 namespace mode(s), 2 rule(s)"
+            ),
+            "{}",
+            log(&shared)
+        );
+    });
+
+    // A file that does not parse is refused in one line, and says so.
+    host.step("rejected", || {
+        let rejected = wait_until(Duration::from_secs(10), || {
+            host.metrics().contains("kubenpu_policy_file_valid 0")
+        });
+        assert!(rejected, "{}", host.metrics());
+        let line = "policy file /etc/kubenpu/policy/policy.yaml: rules[0]: neither allows nor denies anything (give allow, deny or denyKinds); the rules in force before it stay";
+        assert_eq!(log(&shared).matches(line).count(), 1, "{}", log(&shared));
     });
 
     // A lease no agent renewed for its length refuses nothing: the open
@@ -337,26 +436,50 @@ fn assert_refused_open(shared: &Path, name: &str) {
 }
 
 /// Waits until the agent shows `calls` verdicts of (pod, hook, kind,
-/// action) on vgem; returns the exposition then.
+/// action) by the allocated-only rule on vgem; returns the exposition
+/// then.
 fn counted(host: &Host, (pod, hook, kind, action): (&str, &str, &str, &str), calls: u64) -> String {
+    counted_by(host, (pod, hook, kind, action, "allocated-only"), calls)
+}
+
+/// [`counted`], by `rule`.
+fn counted_by(
+    host: &Host,
+    (pod, hook, kind, action, rule): (&str, &str, &str, &str, &str),
+    calls: u64,
+) -> String {
     let shown = wait_until(Duration::from_secs(20), || {
-        refusals(&host.metrics(), pod, hook, kind, action) == calls
+        refusals_by(&host.metrics(), (pod, hook, kind, action, rule)) == calls
     });
     let m = host.metrics();
-    assert!(shown, "{pod} {hook} {kind} {action}: {m}");
+    assert!(shown, "{pod} {hook} {kind} {action} {rule}: {m}");
     m
 }
 
-/// The policy's count for one pod's verdicts on vgem.
+/// The policy's count for one pod's verdicts on vgem by the
+/// allocated-only rule.
 fn refusals(exposition: &str, pod: &str, hook: &str, kind: &str, action: &str) -> u64 {
-    // vgem is a faux device from 6.15, a platform one before.
-    let vgem = exposition
+    refusals_by(exposition, (pod, hook, kind, action, "allocated-only"))
+}
+
+/// [`refusals`], by `rule`.
+fn refusals_by(
+    exposition: &str,
+    (pod, hook, kind, action, rule): (&str, &str, &str, &str, &str),
+) -> u64 {
+    let vgem = vgem_device(exposition);
+    let series = format!(
+        r#"kubenpu_policy_refusals_total{{pod="{pod}",namespace="ml",container="main",device="{vgem}",vendor="vgem",kind="{kind}",hook="{hook}",rule="{rule}",action="{action}"}}"#
+    );
+    counter(exposition, &series)
+}
+
+/// The agent's name for vgem: a faux device from 6.15, a platform one
+/// before.
+fn vgem_device(exposition: &str) -> String {
+    exposition
         .lines()
         .find(|l| l.starts_with("kubenpu_device_info{") && l.contains(r#"vendor="vgem""#))
         .map(|l| label(l, "device"))
-        .unwrap_or_else(|| panic!("no vgem device: {exposition}"));
-    let series = format!(
-        r#"kubenpu_policy_refusals_total{{pod="{pod}",namespace="ml",container="main",device="{vgem}",vendor="vgem",kind="{kind}",hook="{hook}",rule="allocated-only",action="{action}"}}"#
-    );
-    counter(exposition, &series)
+        .unwrap_or_else(|| panic!("no vgem device: {exposition}"))
 }

@@ -6,7 +6,7 @@ use prometheus_client::{
     metrics::{MetricType, counter::ConstCounter, gauge::ConstGauge},
 };
 
-use crate::policy::{ALLOCATED_ONLY, PolicyMode, PolicyView};
+use crate::policy::{PolicyMode, PolicyView};
 
 /// Encodes `view`.
 pub fn encode(view: &PolicyView, encoder: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
@@ -26,6 +26,14 @@ pub fn encode(view: &PolicyView, encoder: &mut DescriptorEncoder) -> Result<(), 
         None,
         MetricType::Gauge,
     )?)?;
+    if let Some(valid) = view.file_valid {
+        ConstGauge::new(i64::from(valid)).encode(encoder.encode_descriptor(
+            "kubenpu_policy_file_valid",
+            "1 if the policy file's last reading was good (or there is no file: no rules), 0 if it was refused; the rules read before it stay in force.",
+            None,
+            MetricType::Gauge,
+        )?)?;
+    }
     ConstGauge::new(view.ruled as i64).encode(encoder.encode_descriptor(
         "kubenpu_policy_ruled_cgroups",
         "Cgroups the kernel's policy rules hold: containers the allocation join classified. Others are never refused.",
@@ -34,7 +42,7 @@ pub fn encode(view: &PolicyView, encoder: &mut DescriptorEncoder) -> Result<(), 
     )?)?;
     let mut family = encoder.encode_descriptor(
         "kubenpu_policy_refusals",
-        "Calls the policy's rule does not allow, by pod, container, device, kind (other: the open, and ioctls the vendor's table does not list), hook (open, ioctl, ioctl_compat) and rule; action audited (under audit: let through) or refused (under enforce: EPERM).",
+        "Calls the policy's rules do not allow, by pod, container, device, kind (other: the open, and ioctls the vendor's table does not list), hook (open, ioctl, ioctl_compat) and rule (allocated-only, deny-device, deny-kind); action audited (under audit: let through) or refused (under enforce: EPERM).",
         None,
         MetricType::Counter,
     )?;
@@ -47,7 +55,7 @@ pub fn encode(view: &PolicyView, encoder: &mut DescriptorEncoder) -> Result<(), 
             ("vendor", &verdict.vendor),
             ("kind", verdict.kind),
             ("hook", verdict.hook),
-            ("rule", ALLOCATED_ONLY),
+            ("rule", verdict.rule),
             ("action", verdict.action),
         ];
         ConstCounter::new(*calls).encode(family.encode_family(&labels)?)?;

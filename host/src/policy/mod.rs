@@ -2,51 +2,67 @@
 //! checked in the kernel by BPF LSM programs (`host-ebpf`'s `lsm.rs`)
 //! before the driver sees the call.
 //!
-//! The one rule is *allocated-only*: a container the allocation join
+//! The base rule is *allocated-only*: a container the allocation join
 //! classified (kubelet described its pod recently and every ID resolved)
-//! may open and call only the devices kubelet allocated to it. Data flows
-//! one way: the join's classification, then the [`rules`] the kernel
-//! should hold, then the writes to the probe's maps.
+//! may open and call only the devices kubelet allocated to it. The
+//! [`file`] (`--policy-file`) sets modes per namespace and adds rules:
+//! allow devices besides the allocation, deny whole devices, deny kinds
+//! of calls. Data flows one way: the join's classification and the file,
+//! then the [`rules`] the kernel should hold, then the writes to the
+//! probe's maps.
 //!
 //! Never on a guess:
 //! - a cgroup without a rule is never refused: processes outside pods,
 //!   and containers not classified yet (before kubelet answers for them,
 //!   while its word is stale or failing, or before the agent first sees
 //!   them: at their first open of an accelerator, or their first counted
-//!   call);
+//!   call); the file's rules, too, rule only classified containers;
 //! - a classification holds for the cgroup's life (kubelet never changes
 //!   a running container's devices), so a join that goes stale later
 //!   leaves the rules as they were;
+//! - a file that does not parse changes nothing: the rules before it stay;
 //! - across a restart the pinned checks keep the last rules; the next
 //!   agent adopts those of the cgroups it knows live, and drops the rest;
 //! - with the policy off, and after `--cleanup`, no check is left
 //!   attached.
 
+pub mod file;
 pub mod lsm;
+pub mod reload;
 pub mod rules;
+pub mod view;
 
 use std::{
-    collections::{BTreeMap, HashSet},
+    collections::{BTreeMap, BTreeSet, HashSet},
+    path::{Path, PathBuf},
     sync::Arc,
     time::Duration,
 };
 
-use kubenpu_ebpf::{VerdictKey, lsm_hook, mode};
+use kubenpu_ebpf::{grant, mode, rule};
+use tokio::sync::mpsc::{self, UnboundedReceiver};
 use tracing::{info, warn};
 
-use self::rules::{Allowed, Write};
+pub use self::view::{Because, GrantView, PolicyView, RuledView, Verdict};
+use self::{
+    file::PolicyFile,
+    reload::Reading,
+    rules::{Ruling, Rulings, Write},
+};
 use crate::{
     allocation::join::Classified,
-    attribution::Owner,
-    catalog::kind_of_code,
     clock,
     device_table::DeviceTable,
     probe::{Probe, ProbeError, Rules, Verdicts},
     usage::Usage,
+    watch::DirWatch,
 };
 
-/// What the policy does with the calls its rule does not allow.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
+/// What the policy does with the calls its rules do not allow.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum PolicyMode {
     /// No checks attached.
     #[default]
@@ -70,6 +86,14 @@ impl PolicyMode {
         }
     }
 
+    /// The mode of a RULES value.
+    fn of_code(code: u32) -> Self {
+        match code {
+            mode::ENFORCE => PolicyMode::Enforce,
+            _ => PolicyMode::Audit,
+        }
+    }
+
     /// As the kernel's RULES map holds it.
     fn code(self) -> Option<u32> {
         match self {
@@ -80,8 +104,14 @@ impl PolicyMode {
     }
 }
 
-/// The rule every verdict is of, for now.
-pub const ALLOCATED_ONLY: &str = "allocated-only";
+/// The name of a [`rule`] code, as metrics show it.
+pub fn rule_name(code: u8) -> &'static str {
+    match code {
+        rule::DENY_DEVICE => "deny-device",
+        rule::DENY_KIND => "deny-kind",
+        _ => "allocated-only",
+    }
+}
 
 /// The policy's state, owned by the agent's loop.
 #[derive(Debug)]
@@ -93,8 +123,21 @@ pub struct Policy {
     mode: PolicyMode,
     /// Whether BPF LSM is active on the kernel.
     lsm_available: bool,
-    /// What the kernel's rules allow, as last written.
-    allowed: Allowed,
+    /// The devices kubelet allocated to each container the join
+    /// classified, held for the container's life.
+    allocated: BTreeMap<u64, Arc<BTreeSet<Arc<str>>>>,
+    /// Rulings a predecessor left for live cgroups not classified since:
+    /// kept as they were until the join speaks for them.
+    adopted: Rulings,
+    /// The policy file's rules in force: none without a file.
+    file: PolicyFile,
+    /// Whether the policy file's last reading was good; `None` without
+    /// `--policy-file`.
+    file_valid: Option<bool>,
+    /// Why the policy file's last reading was refused, if it was.
+    file_fault: Option<String>,
+    /// Where the policy file is, for the log's lines.
+    file_path: Option<PathBuf>,
     /// The kernel's rules, as last written.
     written: Rules,
     /// How long each renewal lets the checks refuse.
@@ -121,10 +164,74 @@ impl Policy {
             asked,
             mode,
             lsm_available,
-            allowed: Allowed::new(),
+            allocated: BTreeMap::new(),
+            adopted: Rulings::new(),
+            file: PolicyFile::default(),
+            file_valid: None,
+            file_fault: None,
+            file_path: None,
             written: Rules::default(),
             lease,
         }
+    }
+
+    /// Reads the policy file at `path` and follows its changes, which
+    /// the returned receiver hands to [`Policy::take_file`]; `None` where
+    /// the policy is off, which one line says.
+    pub fn follow_file(
+        &mut self,
+        path: &Path,
+    ) -> Option<(UnboundedReceiver<Reading>, Option<DirWatch>)> {
+        if !self.wants_checks() {
+            warn!(
+                "policy file {} is not read: the node's policy is off (set --policy audit or enforce)",
+                path.display()
+            );
+            return None;
+        }
+        let (tx, rx) = mpsc::unbounded_channel();
+        let (reading, watch) = reload::follow(path, move |reading| {
+            let _ = tx.send(reading);
+        });
+        self.file_path = Some(path.to_owned());
+        self.take_file(reading);
+        Some((rx, watch))
+    }
+
+    /// Takes a reading of the policy file: good rules replace the ones in
+    /// force; a file that does not parse leaves them, in one line. The
+    /// next [`Policy::sync`] writes them.
+    pub fn take_file(&mut self, reading: Reading) {
+        let path = self.file_path.as_deref().unwrap_or(Path::new("")).display();
+        let file = match reading {
+            Ok(Some(file)) => file,
+            Ok(None) => {
+                if self.file_valid != Some(true) || self.file != PolicyFile::default() {
+                    info!("policy file {path} does not exist: no rules beyond allocated-only");
+                }
+                PolicyFile::default()
+            }
+            Err(why) => {
+                // Once per fault: a directory's one change can be read
+                // twice.
+                if self.file_fault.as_ref() != Some(&why) {
+                    warn!("{why}; the rules in force before it stay");
+                }
+                self.file_fault = Some(why);
+                self.file_valid = Some(false);
+                return;
+            }
+        };
+        if file != self.file || self.file_valid != Some(true) {
+            info!(
+                "policy file {path}: {} namespace mode(s), {} rule(s)",
+                file.namespaces.len(),
+                file.rules.len()
+            );
+        }
+        self.file = file;
+        self.file_valid = Some(true);
+        self.file_fault = None;
     }
 
     /// Whether the checks are to be attached.
@@ -153,20 +260,20 @@ impl Policy {
     /// drops the rest.
     pub fn adopt(&mut self, pinned: Rules, usage: &Usage) {
         let live = live_cgroups(usage);
-        self.allowed = rules::allowed_by(&pinned);
-        self.allowed.retain(|id, _| live.contains(id));
-        if !self.allowed.is_empty() {
+        self.adopted = rules::rulings_of(&pinned);
+        self.adopted.retain(|id, _| live.contains(id));
+        if !self.adopted.is_empty() {
             info!(
                 "policy: adopted the rules of {} container(s)",
-                self.allowed.len()
+                self.adopted.len()
             );
         }
         self.written = pinned;
     }
 
     /// Renews the rules' lease, and brings them in line with the
-    /// classified cgroups that live, in the mode in force. A write that
-    /// fails leaves the rest for the next call.
+    /// classified cgroups that live and the policy file, in the modes in
+    /// force. A write that fails leaves the rest for the next call.
     pub fn sync(
         &mut self,
         probe: &mut Probe,
@@ -174,26 +281,26 @@ impl Policy {
         table: &DeviceTable,
         usage: &Usage,
     ) -> Result<(), ProbeError> {
-        let Some(code) = self.mode.code() else {
+        if self.mode == PolicyMode::Off {
             return Ok(());
-        };
+        }
         probe.renew_lease(clock::boottime() + self.lease);
         let live = live_cgroups(usage);
-        let nodes = rules::nodes_by_device(table);
-        self.allowed.retain(|id, _| live.contains(id));
+        self.allocated.retain(|id, _| live.contains(id));
+        self.adopted.retain(|id, _| live.contains(id));
         for (id, devices) in classified {
             if live.contains(id) {
-                let allowed = devices.iter().filter_map(|d| nodes.get(d)).flatten();
-                self.allowed.insert(*id, allowed.copied().collect());
+                self.allocated.insert(*id, devices.clone());
+                self.adopted.remove(id);
             }
         }
-        let target = rules::rules_for(code, &self.allowed);
+        let target = rules::rules_for(&self.rulings(table, usage));
         for write in rules::writes(&self.written, &target) {
             match write {
-                Write::Grant(key, mask) => {
-                    probe.set_grant(key, mask)?;
-                    match mask {
-                        Some(mask) => self.written.grants.insert(key, mask),
+                Write::Grant(key, value) => {
+                    probe.set_grant(key, value)?;
+                    match value {
+                        Some(value) => self.written.grants.insert(key, value),
                         None => self.written.grants.remove(&key),
                     };
                 }
@@ -209,6 +316,39 @@ impl Policy {
         Ok(())
     }
 
+    /// What the kernel should hold: a ruling for each classified
+    /// container whose namespace's mode is not off, from its allocation
+    /// and the file's rules naming it; adopted rulings as they were, in
+    /// their namespace's mode.
+    fn rulings(&self, table: &DeviceTable, usage: &Usage) -> Rulings {
+        let nodes = rules::nodes_by_device(table);
+        let mut rulings = Rulings::new();
+        for (&id, devices) in &self.allocated {
+            // Classified means named: a cgroup without an owner is skipped.
+            let Some(owner) = usage.owner(id) else {
+                continue;
+            };
+            if let Some(mode) = self.mode_of(&owner.namespace) {
+                let grants = rules::grants(devices, &self.file.applied(owner), &nodes);
+                rulings.insert(id, Ruling { mode, grants });
+            }
+        }
+        for (&id, adopted) in &self.adopted {
+            let namespace = usage.owner(id).map_or("", |owner| &owner.namespace);
+            if let Some(mode) = self.mode_of(namespace) {
+                let grants = adopted.grants.clone();
+                rulings.insert(id, Ruling { mode, grants });
+            }
+        }
+        rulings
+    }
+
+    /// The kernel's mode code for `namespace`: the file's, else the
+    /// node's; `None` where it is off.
+    fn mode_of(&self, namespace: &str) -> Option<u32> {
+        self.file.mode_of(namespace).unwrap_or(self.mode).code()
+    }
+
     /// The policy as a scrape shows it, with the kernel's `verdicts`.
     pub fn view(&self, verdicts: Option<Verdicts>, usage: &Usage) -> PolicyView {
         let mut refusals = BTreeMap::new();
@@ -222,10 +362,53 @@ impl Policy {
             asked: self.asked,
             mode: self.mode,
             lsm_available: self.lsm_available,
+            file_valid: self.file_valid,
             ruled: self.written.modes.len(),
+            containers: self.ruled_containers(usage),
             refusals,
             lost,
         }
+    }
+
+    /// The containers the kernel's rules hold, as last written, with what
+    /// each may use and why; cgroups the agent cannot name are left out.
+    fn ruled_containers(&self, usage: &Usage) -> Vec<RuledView> {
+        let rulings = rules::rulings_of(&self.written);
+        let mut containers: Vec<RuledView> = rulings
+            .iter()
+            .filter_map(|(id, ruling)| {
+                let owner = usage.owner(*id)?.clone();
+                let allocated = self.allocated.get(id);
+                let mut grants: BTreeMap<Arc<str>, GrantView> = BTreeMap::new();
+                for (&node, &value) in &ruling.grants {
+                    let Some((device, vendor)) = usage.device(node) else {
+                        continue;
+                    };
+                    let because = if grant::rule(value) == rule::DENY_DEVICE {
+                        Because::Denied
+                    } else if allocated.is_some_and(|a| a.contains(&device)) {
+                        Because::Allocated
+                    } else if self.adopted.contains_key(id) {
+                        Because::Adopted
+                    } else {
+                        Because::Allowed
+                    };
+                    grants.entry(device.clone()).or_insert(GrantView {
+                        device,
+                        vendor,
+                        value,
+                        because,
+                    });
+                }
+                Some(RuledView {
+                    owner,
+                    mode: PolicyMode::of_code(ruling.mode),
+                    grants: grants.into_values().collect(),
+                })
+            })
+            .collect();
+        containers.sort_by(|a, b| a.owner.cmp(&b.owner));
+        containers
     }
 }
 
@@ -239,62 +422,47 @@ fn live_cgroups(usage: &Usage) -> HashSet<u64> {
         .collect()
 }
 
-/// What a scrape shows of the policy.
-#[derive(Debug, Clone, Default)]
-pub struct PolicyView {
-    /// The mode asked for.
-    pub asked: PolicyMode,
-    /// The mode in force.
-    pub mode: PolicyMode,
-    /// Whether BPF LSM is active on the kernel.
-    pub lsm_available: bool,
-    /// Cgroups the kernel's rules hold.
-    pub ruled: usize,
-    /// Calls audited or refused, per verdict.
-    pub refusals: BTreeMap<Verdict, u64>,
-    /// Verdicts the kernel could not count.
-    pub lost: u64,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// The labels of one series of audited or refused calls.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Verdict {
-    /// Who called.
-    pub owner: Owner,
-    /// The device's stable name.
-    pub device: Arc<str>,
-    /// Its vendor.
-    pub vendor: Arc<str>,
-    /// The call's kind, `other` for an open and ioctls the vendor's table
-    /// does not list.
-    pub kind: &'static str,
-    /// `open`, `ioctl` or `ioctl_compat`.
-    pub hook: &'static str,
-    /// `audited` (let through) or `refused`.
-    pub action: &'static str,
-}
+    fn enforcing() -> Policy {
+        let mut policy = Policy::new(PolicyMode::Enforce, Ok(()), Duration::from_secs(60));
+        policy.file_path = Some("policy.yaml".into());
+        policy
+    }
 
-impl Verdict {
-    /// The labels of the kernel's verdict `key`; `None` for a cgroup or
-    /// device the agent cannot name.
-    fn of(key: &VerdictKey, usage: &Usage) -> Option<Self> {
-        let owner = usage.owner(key.cgroup_id)?.clone();
-        let (device, vendor) = usage.device(key.dev)?;
-        Some(Verdict {
-            owner,
-            device,
-            vendor,
-            kind: kind_of_code(u32::from(key.kind)).map_or("other", |kind| kind.as_str()),
-            hook: match key.hook {
-                lsm_hook::OPEN => "open",
-                lsm_hook::IOCTL_COMPAT => "ioctl_compat",
-                _ => "ioctl",
-            },
-            action: if u32::from(key.mode) == mode::ENFORCE {
-                "refused"
-            } else {
-                "audited"
-            },
-        })
+    #[test]
+    fn a_refused_file_leaves_the_rules_in_force_and_a_good_one_replaces_them() {
+        let mut policy = enforcing();
+        let first = PolicyFile::parse("namespaces: {ml: audit}").unwrap();
+        policy.take_file(Ok(Some(first.clone())));
+        assert_eq!(
+            (policy.file_valid, policy.mode_of("ml")),
+            (Some(true), Some(mode::AUDIT))
+        );
+        policy.take_file(Err("policy file policy.yaml: rules[0]: …".into()));
+        assert_eq!(policy.file_valid, Some(false));
+        assert_eq!(policy.file, first);
+        policy.take_file(Ok(None));
+        assert_eq!(policy.file_valid, Some(true));
+        assert_eq!(policy.mode_of("ml"), Some(mode::ENFORCE));
+    }
+
+    #[test]
+    fn a_namespace_off_in_the_file_is_ruled_by_nothing() {
+        let mut policy = enforcing();
+        policy.take_file(Ok(Some(
+            PolicyFile::parse("namespaces: {dev: off}").unwrap(),
+        )));
+        assert_eq!(policy.mode_of("dev"), None);
+        assert_eq!(policy.mode_of("prod"), Some(mode::ENFORCE));
+    }
+
+    #[test]
+    fn rule_codes_name_the_rules() {
+        assert_eq!(rule_name(rule::ALLOCATED_ONLY), "allocated-only");
+        assert_eq!(rule_name(rule::DENY_DEVICE), "deny-device");
+        assert_eq!(rule_name(rule::DENY_KIND), "deny-kind");
     }
 }

@@ -1,19 +1,31 @@
-//! The rules the kernel holds, as functions of what the policy allows:
-//! which device nodes each ruled cgroup may use, and the mode. Pure, so
-//! the order of writes that never refuses on a half-written rule can be
-//! read and tested here.
+//! The rules the kernel holds, as functions of what the policy decides:
+//! the mode of each ruled cgroup, and what it may do on each device node
+//! and by which rule it may not do the rest. Pure, so the rulings and the
+//! order of writes that never refuses on a half-written rule can be read
+//! and tested here.
 
 use std::{
     collections::{BTreeMap, BTreeSet, HashMap},
     sync::Arc,
 };
 
-use kubenpu_ebpf::{GrantKey, grant};
+use kubenpu_ebpf::{GrantKey, grant, kind, mode, rule};
 
-use crate::{device_table::DeviceTable, probe::Rules};
+use super::file::Applied;
+use crate::{catalog::code_of_kind, device_table::DeviceTable, probe::Rules};
 
-/// The device nodes (kernel dev_t) each ruled cgroup may use.
-pub type Allowed = BTreeMap<u64, BTreeSet<u32>>;
+/// What the kernel holds for one ruled cgroup.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Ruling {
+    /// Its [`mode`].
+    pub mode: u32,
+    /// A [`grant::value`] per device node (kernel dev_t); a node without
+    /// one is refused whole, as not allocated.
+    pub grants: BTreeMap<u32, u32>,
+}
+
+/// The rulings of every ruled cgroup, by cgroup id.
+pub type Rulings = BTreeMap<u64, Ruling>;
 
 /// The device nodes of each device some vendor claims, by stable name:
 /// the policy checks only those (the kernel's DEVICES map).
@@ -27,39 +39,83 @@ pub fn nodes_by_device(table: &DeviceTable) -> HashMap<Arc<str>, Vec<u32>> {
         .collect()
 }
 
-/// What the kernel's rules allow: each ruled cgroup's nodes with any
-/// grant.
-pub fn allowed_by(rules: &Rules) -> Allowed {
-    let mut allowed: Allowed = rules
-        .modes
-        .keys()
-        .map(|&id| (id, BTreeSet::new()))
-        .collect();
-    for (key, &mask) in &rules.grants {
-        if mask != 0
-            && let Some(nodes) = allowed.get_mut(&key.cgroup_id)
-        {
-            nodes.insert(key.dev);
+/// What a container may do on each node: all of its `allocated` devices
+/// and those the file's rules `allow`, less the devices they `deny`
+/// (refused by deny-device) and the kinds they deny on the rest
+/// (refused by deny-kind).
+pub fn grants(
+    allocated: &BTreeSet<Arc<str>>,
+    applied: &Applied,
+    nodes: &HashMap<Arc<str>, Vec<u32>>,
+) -> BTreeMap<u32, u32> {
+    let denied_kinds = applied
+        .deny_kinds
+        .iter()
+        .fold(0, |mask, &kind| mask | grant::bit(code_of_kind(kind)));
+    let granted = if denied_kinds == 0 {
+        grant::value(grant::ALL, rule::ALLOCATED_ONLY)
+    } else {
+        grant::value(grant::ALL & !denied_kinds, rule::DENY_KIND)
+    };
+    let given = allocated
+        .iter()
+        .map(|d| &**d)
+        .chain(applied.allow.iter().copied());
+    let mut grants = BTreeMap::new();
+    for device in given.filter(|d| !applied.deny.contains(d)) {
+        for &node in nodes.get(device).into_iter().flatten() {
+            grants.insert(node, granted);
         }
     }
-    allowed
+    for device in &applied.deny {
+        for &node in nodes.get(*device).into_iter().flatten() {
+            grants.insert(node, grant::value(0, rule::DENY_DEVICE));
+        }
+    }
+    grants
 }
 
-/// The kernel's rules for `allowed`, every cgroup in `mode`.
-pub fn rules_for(mode: u32, allowed: &Allowed) -> Rules {
+/// The rulings the kernel's `rules` hold, for each cgroup with a mode.
+pub fn rulings_of(rules: &Rules) -> Rulings {
+    let mut rulings: Rulings = rules
+        .modes
+        .iter()
+        .map(|(&id, &mode)| {
+            (
+                id,
+                Ruling {
+                    mode,
+                    ..Ruling::default()
+                },
+            )
+        })
+        .collect();
+    for (key, &value) in &rules.grants {
+        if let Some(ruling) = rulings.get_mut(&key.cgroup_id) {
+            ruling.grants.insert(key.dev, value);
+        }
+    }
+    rulings
+}
+
+/// The kernel's rules for `rulings`.
+pub fn rules_for(rulings: &Rulings) -> Rules {
     let mut rules = Rules::default();
-    for (&cgroup_id, nodes) in allowed {
-        rules.modes.insert(cgroup_id, mode);
-        for &dev in nodes {
-            let key = GrantKey {
-                cgroup_id,
-                dev,
-                pad: 0,
-            };
-            rules.grants.insert(key, grant::ALL);
+    for (&cgroup_id, ruling) in rulings {
+        rules.modes.insert(cgroup_id, ruling.mode);
+        for (&dev, &value) in &ruling.grants {
+            rules.grants.insert(grant_key(cgroup_id, dev), value);
         }
     }
     rules
+}
+
+fn grant_key(cgroup_id: u64, dev: u32) -> GrantKey {
+    GrantKey {
+        cgroup_id,
+        dev,
+        pad: 0,
+    }
 }
 
 /// One write to the kernel's rules.
@@ -71,97 +127,210 @@ pub enum Write {
     Mode(u64, Option<u32>),
 }
 
+/// Where a write goes in [`writes`]' order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Step {
+    /// A rule removed, or enforce turned to audit: refuses less.
+    Loosen,
+    /// A grant of a cgroup no longer ruled: refuses nothing, and makes
+    /// room in a full map for what follows.
+    Free,
+    /// A grant new or allowing more than before.
+    Widen,
+    /// A grant allowing less, or removed from a cgroup still ruled.
+    Narrow,
+    /// A cgroup ruled anew, or audit turned to enforce: last, once its
+    /// grants are all written.
+    Tighten,
+}
+
 /// The writes that turn `from` into `to`, in an order under which no
-/// call is refused on a rule half written: a cgroup's grants are written
-/// before its mode makes it ruled, and its mode removed before its
-/// grants.
+/// call is refused on a rule half written: every write that refuses
+/// less goes before every one that refuses more, and a cgroup's grants
+/// are written before its mode makes it ruled.
 pub fn writes(from: &Rules, to: &Rules) -> Vec<Write> {
     let mut writes = Vec::new();
-    for (key, &mask) in &to.grants {
-        if from.grants.get(key) != Some(&mask) {
-            writes.push(Write::Grant(*key, Some(mask)));
+    for (&id, &old) in &from.modes {
+        match to.modes.get(&id) {
+            None => writes.push((Step::Loosen, Write::Mode(id, None))),
+            Some(&new) if new != old => {
+                let step = if new == mode::AUDIT {
+                    Step::Loosen
+                } else {
+                    Step::Tighten
+                };
+                writes.push((step, Write::Mode(id, Some(new))));
+            }
+            Some(_) => {}
         }
     }
-    for (&id, &mode) in &to.modes {
-        if from.modes.get(&id) != Some(&mode) {
-            writes.push(Write::Mode(id, Some(mode)));
+    for (&id, &new) in &to.modes {
+        if !from.modes.contains_key(&id) {
+            writes.push((Step::Tighten, Write::Mode(id, Some(new))));
         }
     }
-    for &id in from.modes.keys() {
-        if !to.modes.contains_key(&id) {
-            writes.push(Write::Mode(id, None));
-        }
+    for (key, &new) in &to.grants {
+        let step = match from.grants.get(key) {
+            Some(&old) if old == new => continue,
+            Some(&old) if grant::mask(old) & !grant::mask(new) != 0 => Step::Narrow,
+            _ => Step::Widen,
+        };
+        writes.push((step, Write::Grant(*key, Some(new))));
     }
     for key in from.grants.keys() {
         if !to.grants.contains_key(key) {
-            writes.push(Write::Grant(*key, None));
+            let step = if to.modes.contains_key(&key.cgroup_id) {
+                Step::Narrow
+            } else {
+                Step::Free
+            };
+            writes.push((step, Write::Grant(*key, None)));
         }
     }
-    writes
+    // Stable: within a step, in key order.
+    writes.sort_by_key(|(step, _)| *step);
+    writes.into_iter().map(|(_, write)| write).collect()
 }
+
+/// The kinds of calls a grant's `value` allows, by name: `open` (the
+/// open, and ioctls the vendor's table does not list), then `submit`,
+/// `alloc` and `wait`.
+pub fn allowed_kinds(value: u32) -> Vec<&'static str> {
+    KIND_NAMES
+        .into_iter()
+        .filter(|(code, _)| grant::mask(value) & grant::bit(*code) != 0)
+        .map(|(_, name)| name)
+        .collect()
+}
+
+/// The kinds a rule can deny, that a grant's `value` does not allow.
+pub fn denied_kinds(value: u32) -> Vec<&'static str> {
+    KIND_NAMES[1..]
+        .iter()
+        .filter(|(code, _)| grant::mask(value) & grant::bit(*code) == 0)
+        .map(|(_, name)| *name)
+        .collect()
+}
+
+/// Each grant bit's kind, by name.
+const KIND_NAMES: [(u32, &str); 4] = [
+    (kind::OTHER, "open"),
+    (kind::SUBMIT, "submit"),
+    (kind::ALLOC, "alloc"),
+    (kind::WAIT, "wait"),
+];
 
 #[cfg(test)]
 mod tests {
-    use kubenpu_ebpf::mode;
+    use kubenpu_sdk::Kind;
 
     use super::*;
 
-    fn allowed(entries: &[(u64, &[u32])]) -> Allowed {
-        entries
-            .iter()
-            .map(|(id, nodes)| (*id, nodes.iter().copied().collect()))
-            .collect()
-    }
-
-    fn key(cgroup_id: u64, dev: u32) -> GrantKey {
-        GrantKey {
-            cgroup_id,
-            dev,
-            pad: 0,
+    fn ruling(mode: u32, grants: &[(u32, u32)]) -> Ruling {
+        Ruling {
+            mode,
+            grants: grants.iter().copied().collect(),
         }
     }
 
+    fn rules(rulings: &[(u64, Ruling)]) -> Rules {
+        rules_for(&rulings.iter().cloned().collect())
+    }
+
+    const ALL: u32 = grant::value(grant::ALL, rule::ALLOCATED_ONLY);
+
     #[test]
     fn a_cgroup_is_ruled_only_once_its_grants_are_written_and_freed_in_reverse() {
-        let before = rules_for(mode::ENFORCE, &allowed(&[(1, &[10, 11]), (2, &[10])]));
+        let enforce = |grants: &[(u32, u32)]| ruling(mode::ENFORCE, grants);
+        let before = rules(&[
+            (1, enforce(&[(10, ALL), (11, ALL)])),
+            (2, enforce(&[(10, ALL)])),
+        ]);
         // 1 loses node 11, 2 goes, 3 comes with node 12.
-        let after = rules_for(mode::ENFORCE, &allowed(&[(1, &[10]), (3, &[12])]));
+        let after = rules(&[(1, enforce(&[(10, ALL)])), (3, enforce(&[(12, ALL)]))]);
         assert_eq!(
             writes(&before, &after),
             [
-                Write::Grant(key(3, 12), Some(grant::ALL)),
-                Write::Mode(3, Some(mode::ENFORCE)),
                 Write::Mode(2, None),
-                Write::Grant(key(1, 11), None),
-                Write::Grant(key(2, 10), None),
+                Write::Grant(grant_key(2, 10), None),
+                Write::Grant(grant_key(3, 12), Some(ALL)),
+                Write::Grant(grant_key(1, 11), None),
+                Write::Mode(3, Some(mode::ENFORCE)),
             ]
         );
         assert!(writes(&after, &after).is_empty());
     }
 
     #[test]
-    fn a_new_mode_rewrites_every_rule_and_no_grant() {
-        let nodes = allowed(&[(1, &[10]), (2, &[])]);
-        let audit = rules_for(mode::AUDIT, &nodes);
-        let enforce = rules_for(mode::ENFORCE, &nodes);
+    fn writes_that_refuse_less_go_before_those_that_refuse_more() {
+        let no_submit = grant::value(grant::ALL & !grant::bit(kind::SUBMIT), rule::DENY_KIND);
+        // 1 goes to audit and loses submit; 2 goes to enforce and gains
+        // node 11.
+        let before = rules(&[
+            (1, ruling(mode::ENFORCE, &[(10, ALL)])),
+            (2, ruling(mode::AUDIT, &[(10, ALL)])),
+        ]);
+        let after = rules(&[
+            (1, ruling(mode::AUDIT, &[(10, no_submit)])),
+            (2, ruling(mode::ENFORCE, &[(10, ALL), (11, ALL)])),
+        ]);
         assert_eq!(
-            writes(&audit, &enforce),
+            writes(&before, &after),
             [
-                Write::Mode(1, Some(mode::ENFORCE)),
-                Write::Mode(2, Some(mode::ENFORCE))
+                Write::Mode(1, Some(mode::AUDIT)),
+                Write::Grant(grant_key(2, 11), Some(ALL)),
+                Write::Grant(grant_key(1, 10), Some(no_submit)),
+                Write::Mode(2, Some(mode::ENFORCE)),
             ]
         );
     }
 
     #[test]
-    fn rules_read_back_from_the_kernel_give_what_they_allow() {
-        let nodes = allowed(&[(1, &[10, 11]), (2, &[])]);
-        let mut rules = rules_for(mode::AUDIT, &nodes);
-        assert_eq!(allowed_by(&rules), nodes);
-        // A grant of nothing allows nothing; one of a cgroup without a
-        // mode is no rule.
-        rules.grants.insert(key(2, 12), 0);
-        rules.grants.insert(key(9, 10), grant::ALL);
-        assert_eq!(allowed_by(&rules), nodes);
+    fn rules_read_back_from_the_kernel_give_the_rulings() {
+        let rulings: Rulings = [
+            (1, ruling(mode::AUDIT, &[(10, ALL), (11, 0)])),
+            (2, ruling(mode::ENFORCE, &[])),
+        ]
+        .into_iter()
+        .collect();
+        let mut kernel = rules_for(&rulings);
+        assert_eq!(rulings_of(&kernel), rulings);
+        // A grant of a cgroup without a mode is no rule.
+        kernel.grants.insert(grant_key(9, 10), ALL);
+        assert_eq!(rulings_of(&kernel), rulings);
+    }
+
+    #[test]
+    fn grants_are_the_allocation_and_allows_less_denies_and_denied_kinds() {
+        let nodes: HashMap<Arc<str>, Vec<u32>> =
+            [("a", vec![10, 11]), ("b", vec![20]), ("c", vec![30])]
+                .into_iter()
+                .map(|(d, n)| (Arc::from(d), n))
+                .collect();
+        let allocated: BTreeSet<Arc<str>> = [Arc::from("a")].into();
+        let none = Applied::default();
+        assert_eq!(
+            grants(&allocated, &none, &nodes),
+            BTreeMap::from([(10, ALL), (11, ALL)])
+        );
+        let applied = Applied {
+            allow: ["b", "gone"].into(),
+            deny: ["a"].into(),
+            deny_kinds: [Kind::Submit, Kind::Wait].into(),
+        };
+        let some = grant::value(
+            grant::bit(kind::OTHER) | grant::bit(kind::ALLOC),
+            rule::DENY_KIND,
+        );
+        let denied = grant::value(0, rule::DENY_DEVICE);
+        assert_eq!(
+            grants(&allocated, &applied, &nodes),
+            BTreeMap::from([(10, denied), (11, denied), (20, some)])
+        );
+        assert_eq!(allowed_kinds(some), ["open", "alloc"]);
+        assert_eq!(denied_kinds(some), ["submit", "wait"]);
+        assert!(allowed_kinds(denied).is_empty());
+        assert_eq!(allowed_kinds(ALL), ["open", "submit", "alloc", "wait"]);
+        assert!(denied_kinds(ALL).is_empty());
     }
 }

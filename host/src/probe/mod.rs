@@ -29,7 +29,7 @@ pub use hook::{
     Hook, HookChoice, link_kprobe_multi, link_kprobe_session, load_kprobe_multi,
     load_kprobe_session, load_on_module,
 };
-pub use policy::{Rules, Verdicts};
+pub use policy::{Rules, Verdicts, link_lsm, load_lsm};
 pub use read::{Counter, Losses, RECURSION, Reading, pinned as read_pinned, sum_counts};
 pub use syscall::Side;
 
@@ -105,6 +105,9 @@ pub enum ProbeError {
         "cannot attach to drm_ioctl: {0}: fentry on a drm module, and kprobes where kernel.perf_event_paranoid > 2, need CAP_SYS_ADMIN besides CAP_BPF and CAP_PERFMON (kprobe-session and kprobe-multi do not, on kernels with fprobe): grant it or run as root"
     )]
     AttachDenied(String),
+    /// The kernel has no such LSM hook: no BPF LSM, or an older kernel.
+    #[error("vmlinux BTF has no LSM hook {0} (CONFIG_BPF_LSM=y is needed)")]
+    NoLsmHook(String),
     /// Anything else the kernel or aya reported.
     #[error("{0}")]
     Other(String),

@@ -18,7 +18,7 @@
 use std::{
     collections::BTreeMap,
     fs,
-    os::fd::AsFd as _,
+    os::fd::{AsFd as _, BorrowedFd, OwnedFd},
     path::{Path, PathBuf},
     time::{Duration, Instant},
 };
@@ -82,24 +82,16 @@ pub fn attach(
     fresh_maps: bool,
     debug: bool,
 ) -> Result<String, ProbeError> {
-    let relocated = Relocated::new(ebpf, OBJECT)?;
     let (mut attached, mut adopted) = (Vec::new(), 0);
     for check in &CHECKS {
         let path = link_path(pin_dir, check);
-        let Some(btf_id) = vmlinux.func_id(&format!("bpf_lsm_{}", check.hook), None) else {
-            if check.optional {
+        let program = match load_lsm(ebpf, OBJECT, (check.program, check.hook), vmlinux, debug) {
+            Err(ProbeError::NoLsmHook(_)) if check.optional => {
                 let _ = fs::remove_file(&path);
                 continue;
             }
-            return Err(ProbeError::Other(format!(
-                "vmlinux BTF has no LSM hook {} (CONFIG_BPF_LSM=y is needed)",
-                check.hook
-            )));
+            outcome => outcome?,
         };
-        let insns = relocated.instructions(check.program)?;
-        let program =
-            syscall::load_program(&insns, check.program, Target::Lsm { btf_id }, debug)
-                .map_err(|e| load_error(&format!("loading the {} check", check.hook), e, debug))?;
         let tag = syscall::program_stats(program.as_fd())
             .map_err(|e| ProbeError::Other(format!("cannot read the program's tag: {e}")))?
             .tag;
@@ -109,14 +101,7 @@ pub fn attach(
             adopted += 1;
             continue;
         }
-        let link = syscall::lsm_link(program.as_fd()).map_err(|e| {
-            ProbeError::classify(
-                &e,
-                super::Stage::Attach,
-                format!("attaching the {} check: {e}", check.hook),
-                ProbeError::Attach,
-            )
-        })?;
+        let link = link_lsm(program.as_fd(), check.hook)?;
         // Pinned beside the old link, then over it: the hook is never
         // unchecked.
         let staged = pin_dir.join(format!("{}-next", check.pin));
@@ -130,6 +115,35 @@ pub fn attach(
         "attached"
     };
     Ok(format!("BPF LSM checks on {} {how}", attached.join(", ")))
+}
+
+/// Loads program `name` of `object` (its maps `ebpf`'s) as BPF LSM on
+/// `hook`, e.g. `file_ioctl`.
+pub fn load_lsm(
+    ebpf: &Ebpf,
+    object: &[u8],
+    (name, hook): (&str, &str),
+    vmlinux: &Btf,
+    debug: bool,
+) -> Result<OwnedFd, ProbeError> {
+    let btf_id = vmlinux
+        .func_id(&format!("bpf_lsm_{hook}"), None)
+        .ok_or_else(|| ProbeError::NoLsmHook(hook.to_owned()))?;
+    let insns = Relocated::new(ebpf, object)?.instructions(name)?;
+    syscall::load_program(&insns, name, Target::Lsm { btf_id }, debug)
+        .map_err(|e| load_error(&format!("loading the {hook} check"), e, debug))
+}
+
+/// Attaches a program [`load_lsm`] loaded to its hook; returns the link.
+pub fn link_lsm(program: BorrowedFd<'_>, hook: &str) -> Result<OwnedFd, ProbeError> {
+    syscall::lsm_link(program).map_err(|e| {
+        ProbeError::classify(
+            &e,
+            super::Stage::Attach,
+            format!("attaching the {hook} check: {e}"),
+            ProbeError::Attach,
+        )
+    })
 }
 
 /// How long an unpinned check may take to be gone.

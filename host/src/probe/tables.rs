@@ -10,30 +10,22 @@ use aya::{
     maps::{HashMap, MapData},
 };
 use kubenpu_ebpf::{
-    DeviceEntry, IoctlEntry, IoctlKey, MAX_DEVICE_NODES, NO_NUMA_NODE, kind, map, size, vendor_slot,
+    DeviceEntry, IoctlEntry, IoctlKey, MAX_DEVICE_NODES, NO_NUMA_NODE, map, size, vendor_slot,
 };
-use kubenpu_sdk::{Kind, Phase, TableEntry};
+use kubenpu_sdk::{Phase, TableEntry};
 
 use super::ProbeError;
-use crate::device_table::DeviceTable;
+use crate::{catalog::code_of_kind, device_table::DeviceTable};
 
 fn other(e: impl std::fmt::Display) -> ProbeError {
     ProbeError::Other(e.to_string())
-}
-
-fn kind_code(kind: Kind) -> u32 {
-    match kind {
-        Kind::Submit => kind::SUBMIT,
-        Kind::Alloc => kind::ALLOC,
-        Kind::Wait => kind::WAIT,
-    }
 }
 
 /// What the program needs of a table entry: its kind and, for an alloc
 /// that declares one, where its size is.
 fn kernel_entry(entry: &TableEntry) -> IoctlEntry {
     let mut out = IoctlEntry {
-        kind: kind_code(entry.kind),
+        kind: code_of_kind(entry.kind),
         ..IoctlEntry::default()
     };
     if let Some(declared) = &entry.size {

@@ -67,6 +67,22 @@ impl Host {
         body
     }
 
+    /// `kubenpuctl ARGS --agent <the agent>`'s output; it must succeed.
+    pub fn kubenpuctl(&self, args: &[&str]) -> String {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_kubenpuctl"))
+            .args(args)
+            .args(["--agent", &self.agent])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "kubenpuctl {args:?}: {text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        text
+    }
+
     /// Waits for the guest script to end; it must have succeeded.
     pub fn finish(&self) -> kubenpu_vm::Outcome {
         let guest = self.guest.take().expect("the guest is still running");

@@ -10,7 +10,7 @@ mod render;
 mod tools;
 mod validate;
 
-pub use render::{Object, daemon_set, helm, kind, kustomize, parse_yaml, tanka};
+pub use render::{Object, config_map_with, daemon_set, helm, kind, kustomize, parse_yaml, tanka};
 pub use tools::Tools;
 pub use validate::{promtool, validate};
 

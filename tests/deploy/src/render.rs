@@ -94,6 +94,14 @@ pub fn kind<'a>(objects: &'a [Object], kind: &str) -> Vec<&'a Object> {
     objects.iter().filter(|o| o["kind"] == kind).collect()
 }
 
+/// The ConfigMap among `objects` whose data has `key`.
+pub fn config_map_with<'a>(objects: &'a [Object], key: &str) -> Result<&'a Object> {
+    kind(objects, "ConfigMap")
+        .into_iter()
+        .find(|map| map["data"].get(key).is_some())
+        .ok_or_else(|| anyhow::anyhow!("no ConfigMap has {key}"))
+}
+
 /// The one DaemonSet among `objects`.
 pub fn daemon_set(objects: &[Object]) -> Result<&Object> {
     match kind(objects, "DaemonSet")[..] {

@@ -3,7 +3,9 @@
 //! security context, mounts, ports, volumes, scheduling), and their Service
 //! and ServiceMonitor are the same.
 
-use kubenpu_deploy::{Object, Tools, all_options, daemon_set, helm, kind, kustomize, tanka};
+use kubenpu_deploy::{
+    Object, Tools, all_options, config_map_with, daemon_set, helm, kind, kustomize, tanka,
+};
 use serde_json::{Value, json};
 
 /// What must agree: the pod spec whole, and the DaemonSet's selector.
@@ -122,7 +124,11 @@ fn the_options_install_the_same_agent_everywhere() {
     );
     let pod = &agent(&helm)["pod"];
     let args = pod["containers"][0]["args"].as_array().unwrap();
-    for arg in ["--policy=audit", "--policy-lease=5m"] {
+    for arg in [
+        "--policy=audit",
+        "--policy-lease=5m",
+        "--policy-file=/etc/kubenpu/policy/policy.yaml",
+    ] {
         assert!(args.contains(&json!(arg)), "{arg}: {pod}");
     }
     let tolerations = &pod["tolerations"];
@@ -216,7 +222,7 @@ fn every_option_means_the_same_in_helm_and_tanka() {
         &["Service", "ServiceMonitor", "PrometheusRule"],
     );
     let dashboard = |objects: &[Object]| -> Value {
-        let text = kind(objects, "ConfigMap")[0]["data"]["kubenpu.json"]
+        let text = config_map_with(objects, "kubenpu.json").unwrap()["data"]["kubenpu.json"]
             .as_str()
             .unwrap();
         serde_json::from_str(text).unwrap()

@@ -2,7 +2,8 @@
 //! and every object it renders validates offline.
 
 use kubenpu_deploy::{
-    Object, Tools, all_options, daemon_set, deploy_dir, helm, kind, kustomize, tanka, validate,
+    Object, Tools, all_options, config_map_with, daemon_set, deploy_dir, helm, kustomize, tanka,
+    validate,
 };
 use serde_json::{Value, json};
 
@@ -65,6 +66,7 @@ fn helm_with_every_option_renders_and_validates() {
         kinds(&objects),
         [
             "ConfigMap",
+            "ConfigMap",
             "DaemonSet",
             "PrometheusRule",
             "Service",
@@ -73,11 +75,62 @@ fn helm_with_every_option_renders_and_validates() {
         ]
     );
     validate(&tools, &objects, NEWEST).unwrap();
-    let dashboard = kind(&objects, "ConfigMap")[0]["data"]["kubenpu.json"]
+    let dashboard = config_map_with(&objects, "kubenpu.json").unwrap()["data"]["kubenpu.json"]
         .as_str()
         .unwrap();
     let dashboard: Value = serde_json::from_str(dashboard).unwrap();
     assert_eq!(dashboard["uid"], "kubenpu");
+}
+
+/// The policy file the chart renders is one the agent reads: the values'
+/// namespaces and rules, in the ConfigMap the DaemonSet mounts whole.
+#[test]
+fn the_policy_file_is_rendered_from_the_values_and_mounted_as_a_directory() {
+    let tools = Tools::find().unwrap();
+    let objects = helm(&tools, &["--values", &all_options_file()]).unwrap();
+    let map = config_map_with(&objects, "policy.yaml").unwrap();
+    let text = map["data"]["policy.yaml"].as_str().unwrap();
+    let file =
+        kubenpu::policy::file::PolicyFile::parse(text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    let (_, settings) = all_options();
+    assert_eq!(
+        file.namespaces.len(),
+        settings["policy"]["namespaces"].as_object().unwrap().len()
+    );
+    assert_eq!(
+        file.rules.len(),
+        settings["policy"]["rules"].as_array().unwrap().len()
+    );
+    let pod = &daemon_set(&objects).unwrap()["spec"]["template"]["spec"];
+    let volume = pod["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == "policy")
+        .unwrap();
+    assert_eq!(volume["configMap"]["name"], map["metadata"]["name"]);
+    let mount = pod["containers"][0]["volumeMounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "policy")
+        .unwrap();
+    assert!(mount.get("subPath").is_none(), "{mount}");
+    let args = pod["containers"][0]["args"].to_string();
+    let dir = mount["mountPath"].as_str().unwrap();
+    assert!(
+        args.contains(&format!("--policy-file={dir}/policy.yaml")),
+        "{args}"
+    );
+    // Tanka's renders the same file.
+    let tanka = tanka(&settings).unwrap();
+    let text = config_map_with(&tanka, "policy.yaml").unwrap()["data"]["policy.yaml"]
+        .as_str()
+        .unwrap();
+    assert_eq!(
+        kubenpu::policy::file::PolicyFile::parse(text).unwrap(),
+        file
+    );
 }
 
 #[test]
@@ -112,6 +165,7 @@ fn kustomize_base_and_components_render_and_validate() {
     assert_eq!(
         kinds(&all),
         [
+            "ConfigMap",
             "DaemonSet",
             "Namespace",
             "Service",
@@ -137,6 +191,7 @@ fn tanka_environment_renders_and_validates() {
     assert_eq!(
         kinds(&all),
         [
+            "ConfigMap",
             "ConfigMap",
             "DaemonSet",
             "Namespace",
@@ -199,6 +254,18 @@ fn bad_values_are_refused_in_one_line_each() {
                 "plugins.image.reference=b",
             ],
             "set configMap or image.reference, not both",
+        ),
+        (
+            vec!["--set", "policy.rules[0].denyKinds[0]=read"],
+            "/policy/rules/0/denyKinds/0",
+        ),
+        (
+            vec!["--set", "policy.rules[0].pod=trainer"],
+            "/policy/rules/0",
+        ),
+        (
+            vec!["--set", "policy.namespaces.ml=block"],
+            "/policy/namespaces/ml",
         ),
     ];
     for (args, expected) in cases {

@@ -40,6 +40,7 @@
   local tolerations = c.tolerations + (if c.accel.enabled then accelTolerations else []),
   local hostPath(name, path, type='Directory') = { name: name, hostPath: { path: path, type: type } },
   local mount(name, path, readOnly=true) = { name: name, mountPath: path } + (if readOnly then { readOnly: true } else {}),
+  local policyOn = c.policy.mode != 'off',
   local nonEmpty(key, value) = if std.length(value) > 0 then { [key]: value } else {},
 
   local selectorLabels = {
@@ -104,9 +105,9 @@
                  '--allocation-interval=' + c.allocation.interval,
                ] + ['--cdi-dir=/host/cdi/%d' % i for i in std.range(0, std.length(c.allocation.cdiDirs) - 1)]
                else ['--no-allocation'])
-            + (if c.policy.mode != 'off' then (
+            + (if policyOn then (
                  assert c.allocation.enabled : 'policy.mode needs allocation.enabled: the policy rules what the allocation join classifies';
-                 ['--policy=' + c.policy.mode, '--policy-lease=' + c.policy.lease]
+                 ['--policy=' + c.policy.mode, '--policy-lease=' + c.policy.lease, '--policy-file=/etc/kubenpu/policy/policy.yaml']
                ) else [])
             + (if c.fdinfo.enabled then ['--fdinfo', '--fdinfo-interval=' + c.fdinfo.interval] else [])
             + c.agent.extraArgs,
@@ -139,7 +140,10 @@
                  // CDI specs (allocation.cdiDirs[i]): the device nodes of DRA claims.
                  mount('cdi-%d' % i, '/host/cdi/%d' % i)
                  for i in std.range(0, std.length(c.allocation.cdiDirs) - 1)
-               ] else []),
+               ] else [])
+            // The policy file's ConfigMap, as a directory: a subPath mount
+            // would never see an update.
+            + (if policyOn then [mount('policy', '/etc/kubenpu/policy')] else []),
           }],
           volumes: [
             hostPath('sys', '/sys'),
@@ -152,7 +156,8 @@
                // Made if missing (empty), so a node without DRA starts too.
                hostPath('cdi-%d' % i, c.allocation.cdiDirs[i], type='DirectoryOrCreate')
                for i in std.range(0, std.length(c.allocation.cdiDirs) - 1)
-             ] else []),
+             ] else [])
+          + (if policyOn then [{ name: 'policy', configMap: { name: c.name + '-policy' } }] else []),
         }
         + (if c.fdinfo.enabled then { hostPID: true } else {})
         + nonEmpty('priorityClassName', c.priorityClassName)
@@ -161,6 +166,16 @@
         + nonEmpty('affinity', c.affinity)
         + nonEmpty('tolerations', tolerations),
       },
+    },
+  },
+
+  // The policy file the agents follow (policy.namespaces, policy.rules).
+  policyFile: if !policyOn then {} else {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: metadata { name: c.name + '-policy' },
+    data: {
+      'policy.yaml': std.manifestYamlDoc({ namespaces: c.policy.namespaces, rules: c.policy.rules }),
     },
   },
 

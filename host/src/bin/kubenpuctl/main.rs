@@ -13,6 +13,7 @@ use kubenpu::{
 };
 use report::Format;
 
+mod policy;
 mod report;
 
 #[derive(Parser)]
@@ -77,6 +78,27 @@ enum Command {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+    },
+    /// The policy's rules a running agent's checks hold: each ruled
+    /// container's grants and why, and what was audited or refused; with
+    /// --why, why one pod's calls on one device are refused or allowed.
+    Policy {
+        /// The agent's address (its --listen).
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        agent: String,
+        /// Print JSON instead of a table.
+        #[arg(long, conflicts_with = "why")]
+        json: bool,
+        /// Explain the decision for one pod, NAMESPACE/POD.
+        #[arg(long, value_name = "NAMESPACE/POD", requires = "device")]
+        why: Option<String>,
+        /// With --why: the device, as kubenpu_device_info's device label
+        /// names it.
+        #[arg(long, requires = "why")]
+        device: Option<String>,
+        /// With --why: only this container of the pod.
+        #[arg(long, requires = "why")]
+        container: Option<String>,
     },
     /// List the vendor plugins in force, or check one plugin file.
     Plugins {
@@ -187,6 +209,27 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 "{}",
                 report::allocations(&report, now, Format::json_if(json))
             );
+        }
+        Command::Policy {
+            agent,
+            json,
+            why,
+            device,
+            container,
+        } => {
+            let report: server::PolicyReport = ask(&agent, "/api/v1/policy")?;
+            match (why, device) {
+                (Some(pod), Some(device)) => {
+                    let pod = pod.split_once('/').ok_or_else(|| {
+                        anyhow::anyhow!("--why takes NAMESPACE/POD, e.g. ml/trainer-0, not {pod:?}")
+                    })?;
+                    print!(
+                        "{}",
+                        policy::why(&report, pod, &device, container.as_deref())
+                    );
+                }
+                _ => print!("{}", policy::table(&report, Format::json_if(json))),
+            }
         }
         Command::Plugins {
             json,

@@ -507,14 +507,15 @@ pub fn allocations(report: &server::AllocationsReport, now: f64, format: Format)
     out
 }
 
-fn json<T: Serialize>(value: &T) -> String {
+/// Pretty JSON, one trailing newline.
+pub fn json<T: Serialize>(value: &T) -> String {
     let mut text = serde_json::to_string_pretty(value).expect("report rows serialize");
     text.push('\n');
     text
 }
 
 /// Left-aligned columns separated by two spaces.
-fn aligned(header: &[&str], rows: impl Iterator<Item = Vec<String>>) -> String {
+pub fn aligned(header: &[&str], rows: impl Iterator<Item = Vec<String>>) -> String {
     let rows: Vec<Vec<String>> = std::iter::once(header.iter().map(|h| h.to_string()).collect())
         .chain(rows)
         .collect();

@@ -1,0 +1,130 @@
+//! The policy as scrapes and `kubenpuctl policy` show it: the mode, the
+//! containers the kernel's rules hold with what each may use and why, and
+//! the calls the checks audited or refused.
+
+use std::{collections::BTreeMap, sync::Arc};
+
+use kubenpu_ebpf::{VerdictKey, lsm_hook, mode};
+
+use super::{PolicyMode, rule_name};
+use crate::{attribution::Owner, catalog::kind_of_code, usage::Usage};
+
+/// What a scrape shows of the policy.
+#[derive(Debug, Clone, Default)]
+pub struct PolicyView {
+    /// The mode asked for.
+    pub asked: PolicyMode,
+    /// The mode in force.
+    pub mode: PolicyMode,
+    /// Whether BPF LSM is active on the kernel.
+    pub lsm_available: bool,
+    /// Whether the policy file's last reading was good; `None` without
+    /// one.
+    pub file_valid: Option<bool>,
+    /// Cgroups the kernel's rules hold.
+    pub ruled: usize,
+    /// The containers among them the agent can name.
+    pub containers: Vec<RuledView>,
+    /// Calls audited or refused, per verdict.
+    pub refusals: BTreeMap<Verdict, u64>,
+    /// Verdicts the kernel could not count.
+    pub lost: u64,
+}
+
+/// The labels of one series of audited or refused calls.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Verdict {
+    /// Who called.
+    pub owner: Owner,
+    /// The device's stable name.
+    pub device: Arc<str>,
+    /// Its vendor.
+    pub vendor: Arc<str>,
+    /// The call's kind, `other` for an open and ioctls the vendor's table
+    /// does not list.
+    pub kind: &'static str,
+    /// `open`, `ioctl` or `ioctl_compat`.
+    pub hook: &'static str,
+    /// The rule that does not allow it: `allocated-only`, `deny-device`
+    /// or `deny-kind`.
+    pub rule: &'static str,
+    /// `audited` (let through) or `refused`.
+    pub action: &'static str,
+}
+
+impl Verdict {
+    /// The labels of the kernel's verdict `key`; `None` for a cgroup or
+    /// device the agent cannot name.
+    pub(super) fn of(key: &VerdictKey, usage: &Usage) -> Option<Self> {
+        let owner = usage.owner(key.cgroup_id)?.clone();
+        let (device, vendor) = usage.device(key.dev)?;
+        Some(Verdict {
+            owner,
+            device,
+            vendor,
+            kind: kind_of_code(u32::from(key.kind)).map_or("other", |kind| kind.as_str()),
+            hook: match key.hook {
+                lsm_hook::OPEN => "open",
+                lsm_hook::IOCTL_COMPAT => "ioctl_compat",
+                _ => "ioctl",
+            },
+            rule: rule_name(key.rule),
+            action: if u32::from(key.mode) == mode::ENFORCE {
+                "refused"
+            } else {
+                "audited"
+            },
+        })
+    }
+}
+
+/// A container the kernel's rules hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuledView {
+    /// Whose.
+    pub owner: Owner,
+    /// Its mode: audit or enforce.
+    pub mode: PolicyMode,
+    /// The devices it has a grant on; it may use no other.
+    pub grants: Vec<GrantView>,
+}
+
+/// A ruled container's grant on one device.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GrantView {
+    /// The device's stable name.
+    pub device: Arc<str>,
+    /// Its vendor.
+    pub vendor: Arc<str>,
+    /// The kernel's value ([`kubenpu_ebpf::grant::value`]): what it
+    /// allows, and the rule that refuses the rest.
+    pub value: u32,
+    /// Why the container has it.
+    pub because: Because,
+}
+
+/// Why a ruled container has a grant on a device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Because {
+    /// kubelet allocated it the device.
+    Allocated,
+    /// The policy file allows it.
+    Allowed,
+    /// The policy file denies it the device: the grant allows nothing.
+    Denied,
+    /// A predecessor wrote it, and the join has not spoken for the
+    /// container since.
+    Adopted,
+}
+
+impl Because {
+    /// As `kubenpuctl policy` says it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Because::Allocated => "allocated",
+            Because::Allowed => "allowed by the policy file",
+            Because::Denied => "denied by the policy file",
+            Because::Adopted => "adopted from the previous agent",
+        }
+    }
+}
