@@ -219,7 +219,12 @@ fn every_option_means_the_same_in_helm_and_tanka() {
     assert_same_as_helm(
         &helm,
         &[("tanka", &tanka)],
-        &["Service", "ServiceMonitor", "PrometheusRule"],
+        &[
+            "Service",
+            "ServiceMonitor",
+            "PrometheusRule",
+            "NetworkPolicy",
+        ],
     );
     let dashboard = |objects: &[Object]| -> Value {
         let text = config_map_with(objects, "kubenpu.json").unwrap()["data"]["kubenpu.json"]

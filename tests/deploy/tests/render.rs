@@ -2,8 +2,8 @@
 //! and every object it renders validates offline.
 
 use kubenpu_deploy::{
-    Object, Tools, all_options, config_map_with, daemon_set, deploy_dir, helm, kustomize, tanka,
-    validate,
+    Object, Tools, all_options, config_map_with, daemon_set, deploy_dir, helm, kind, kustomize,
+    tanka, validate,
 };
 use serde_json::{Value, json};
 
@@ -68,6 +68,7 @@ fn helm_with_every_option_renders_and_validates() {
             "ConfigMap",
             "ConfigMap",
             "DaemonSet",
+            "NetworkPolicy",
             "PrometheusRule",
             "Service",
             "ServiceAccount",
@@ -75,6 +76,24 @@ fn helm_with_every_option_renders_and_validates() {
         ]
     );
     validate(&tools, &objects, NEWEST).unwrap();
+    // The digest pins the image; the tag is not used.
+    let image =
+        &daemon_set(&objects).unwrap()["spec"]["template"]["spec"]["containers"][0]["image"];
+    assert_eq!(
+        image,
+        "example/kubenpu-agent@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+    );
+    // Only the scraper's peers reach the metrics port.
+    let policy = &kind(&objects, "NetworkPolicy")[0]["spec"];
+    assert_eq!(policy["policyTypes"], json!(["Ingress"]));
+    assert_eq!(
+        policy["ingress"][0]["ports"],
+        json!([{"port": "metrics", "protocol": "TCP"}])
+    );
+    assert_eq!(
+        policy["ingress"][0]["from"][0]["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"],
+        "observability"
+    );
     let dashboard = config_map_with(&objects, "kubenpu.json").unwrap()["data"]["kubenpu.json"]
         .as_str()
         .unwrap();
@@ -195,6 +214,7 @@ fn tanka_environment_renders_and_validates() {
             "ConfigMap",
             "DaemonSet",
             "Namespace",
+            "NetworkPolicy",
             "PrometheusRule",
             "Service",
             "ServiceAccount",
@@ -267,6 +287,7 @@ fn bad_values_are_refused_in_one_line_each() {
             vec!["--set", "policy.namespaces.ml=block"],
             "/policy/namespaces/ml",
         ),
+        (vec!["--set", "image.digest=latest"], "/image/digest"),
     ];
     for (args, expected) in cases {
         let error = helm(&tools, &args).unwrap_err().to_string();

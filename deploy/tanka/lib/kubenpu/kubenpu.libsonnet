@@ -88,7 +88,8 @@
           securityContext: { seccompProfile: { type: 'RuntimeDefault' } },
           containers: [{
             name: 'agent',
-            image: '%s:%s' % [c.image.repository, if c.image.tag != '' then c.image.tag else version],
+            image: if c.image.digest != '' then '%s@%s' % [c.image.repository, c.image.digest]
+            else '%s:%s' % [c.image.repository, if c.image.tag != '' then c.image.tag else version],
             imagePullPolicy: c.image.pullPolicy,
             args: [
               '--hook=' + c.agent.hook,
@@ -186,6 +187,18 @@
     spec: {
       selector: selectorLabels,
       ports: [{ name: 'metrics', port: c.service.port, targetPort: 'metrics', protocol: 'TCP' }],
+    },
+  },
+
+  // Only the scraper reaches the agent's pods, on the metrics port.
+  networkPolicy: if !c.networkPolicy.enabled then {} else {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: metadata,
+    spec: {
+      podSelector: { matchLabels: selectorLabels },
+      policyTypes: ['Ingress'],
+      ingress: [{ from: c.networkPolicy.from, ports: [{ port: 'metrics', protocol: 'TCP' }] }],
     },
   },
 
