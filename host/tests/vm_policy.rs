@@ -16,7 +16,10 @@
 //! vgem render node, as a hostPath mount would give it; a third, given
 //! vgem, passes its open vgem file over a unix socket to the first, whose
 //! calls on it are refused: a call is checked by its caller's cgroup, not
-//! by who opened the file.
+//! by who opened the file. On x86_64 the holder and one of given's runs
+//! are the workload's 32-bit build: the holder's calls are refused at
+//! `file_ioctl_compat`, and given's allowed ones counted exactly through
+//! the compat path.
 
 #[macro_use]
 mod support;
@@ -24,7 +27,7 @@ mod support;
 use std::{path::Path, time::Duration};
 
 use kubenpu_prometheus::check_metrics;
-use kubenpu_vm::Kernel;
+use kubenpu_vm::{Arch, Kernel};
 use serde_json::{Value, json};
 use support::{
     exposition::{counter, ioctls, label},
@@ -48,8 +51,10 @@ const FILE_CALLS: u64 = 35;
 /// The checks' lease: long enough to cover an agent's restart under TCG.
 const LEASE_SECONDS: u64 = 10;
 
-/// The guest script; `step NAME` waits for the test's checks.
-fn script() -> String {
+/// The guest script; `step NAME` waits for the test's checks. `workload`
+/// runs the holder's calls and given's second allowed ones: the 32-bit
+/// build on x86_64, whose ioctls take the compat path.
+fn script(workload: &str) -> String {
     // Each pod waits for /out/NAME before each phase: the test moves it on.
     let wait = |file: &str| format!("until [ -e /out/{file} ]; do sleep 0.2; done");
     let given = [
@@ -60,7 +65,7 @@ fn script() -> String {
         format!(
             "kubenpu-workload $VGEM_RENDER:0x41:{REFUSED_OPEN_CALLS} 2> /out/given-3.err; echo \\$? > /out/given-3.rc"
         ),
-        format!("kubenpu-workload $VIRTIO_RENDER:0x42:{GIVEN_CALLS} > /out/given-4.json"),
+        format!("{workload} $VIRTIO_RENDER:0x42:{GIVEN_CALLS} > /out/given-4.json"),
         format!("kubenpu-workload recv-fd:/sock/fd:0x41:{PASSED_CALLS} > /out/given-passed.json"),
         wait("go-down"),
         format!(
@@ -93,7 +98,7 @@ fn script() -> String {
     // The holder opens vgem at once, and calls on it only once the policy
     // enforces.
     let holder = format!(
-        "kubenpu-workload --after /out/go-enforce $VGEM_RENDER:0x41:{HELD_CALLS} > /out/holder.json; exec sleep 1000000"
+        "{workload} --after /out/go-enforce $VGEM_RENDER:0x41:{HELD_CALLS} > /out/holder.json; exec sleep 1000000"
     );
     format!(
         r#"
@@ -187,8 +192,17 @@ on_kernels!([
 fn the_policy_audits_then_refuses_what_kubelet_did_not_give(kernel: Kernel) {
     let dir = tempfile::tempdir().unwrap();
     let shared = dir.path().to_owned();
-    let vm = support::guest::with_containerd(support::guest::vm(kernel, &shared));
-    let host = Host::boot(vm, shared.clone(), script());
+    let mut vm = support::guest::with_containerd(support::guest::vm(kernel, &shared));
+    // 32-bit callers on x86_64: their ioctls pass file_ioctl_compat.
+    let compat = kernel.arch() == Arch::Amd64;
+    let (workload, held_hook) = if compat {
+        let binary = std::fs::read(support::guest::workload32()).unwrap();
+        vm = vm.file("/usr/local/bin/kubenpu-workload32", 0o755, binary);
+        ("kubenpu-workload32", "ioctl_compat")
+    } else {
+        ("kubenpu-workload", "ioctl")
+    };
+    let host = Host::boot(vm, shared.clone(), script(workload));
     host.step("booted", || write_state(&shared));
 
     // Audit: the given device's calls are allowed; the other device's are
@@ -248,7 +262,11 @@ fn the_policy_audits_then_refuses_what_kubelet_did_not_give(kernel: Kernel) {
         assert_ran(&shared, "owner-sent.json", 0, 0);
         assert_ran(&shared, "given-passed.json", PASSED_CALLS, PASSED_CALLS);
         counted(&host, ("given", "ioctl", "submit", "refused"), PASSED_CALLS);
-        let m = counted(&host, ("holder", "ioctl", "submit", "refused"), HELD_CALLS);
+        let m = counted(
+            &host,
+            ("holder", held_hook, "submit", "refused"),
+            HELD_CALLS,
+        );
         assert_eq!(refusals(&m, "given", "open", "other", "refused"), 1, "{m}");
         // Refused calls never reach the driver: the allowed ones are
         // counted exactly, and the holder has none.

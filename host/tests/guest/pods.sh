@@ -18,8 +18,11 @@ start_containerd() {
     [ "$tries" -lt 600 ] || { cat /tmp/containerd.log; fail "containerd did not start"; }
     sleep 0.1
   done
+  # The workload's 32-bit build too, where the test gave the guest one.
+  workload32=
+  [ ! -e /usr/local/bin/kubenpu-workload32 ] || workload32="--binary /usr/local/bin/kubenpu-workload32"
   kubenpu-pods image --dir "$CRI_DIR" --name "$WORKLOAD_IMAGE" \
-    --binary /usr/local/bin/kubenpu-workload || fail "cannot import the workload image"
+    --binary /usr/local/bin/kubenpu-workload $workload32 || fail "cannot import the workload image"
 }
 
 # wait_file PATH [SECONDS]: until PATH exists and is not empty.

@@ -85,6 +85,21 @@ fn binaries(arch: Arch) -> &'static GuestBinaries {
     })
 }
 
+/// The workload built for i386 (static), whose ioctls an x86_64 kernel
+/// takes through its compat path (`compat_ioctl`, and the
+/// `file_ioctl_compat` LSM hook); built once per test run.
+pub fn workload32() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        let target = "i686-unknown-linux-musl";
+        cargo(root, &["--target", target, "-p", "kubenpu-workload"]);
+        root.join("target")
+            .join(target)
+            .join("debug/kubenpu-workload")
+    })
+}
+
 /// A host example binary, built by `cargo test` along with the tests.
 pub fn example(name: &str) -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();

@@ -255,6 +255,10 @@ fn close(file: &File, handle: u32) {
 
 /// CLOCK_MONOTONIC `timeout` from now, in ns: the absolute deadline a
 /// syncobj wait takes (and keeps when the kernel restarts it).
+#[allow(
+    clippy::unnecessary_cast,
+    reason = "time_t and c_long are 64-bit here, 32-bit on i386"
+)]
 fn deadline(timeout: Duration) -> i64 {
     let mut now = libc::timespec {
         tv_sec: 0,
@@ -262,7 +266,7 @@ fn deadline(timeout: Duration) -> i64 {
     };
     // SAFETY: a valid timespec to fill.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
-    now.tv_sec * 1_000_000_000 + now.tv_nsec + timeout.as_nanos() as i64
+    now.tv_sec as i64 * 1_000_000_000 + now.tv_nsec as i64 + timeout.as_nanos() as i64
 }
 
 extern "C" fn ignore(_: libc::c_int) {}
