@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use kubenpu::server::{GrantRow, PolicyReport, RuledRow};
 
-use crate::report::{Format, aligned, json};
+use crate::report::{Format, aligned, holder_cells, json};
 
 /// The rules in force: each ruled container's grants, then what was
 /// audited or refused.
@@ -56,17 +56,13 @@ pub fn table(report: &PolicyReport, format: Format) -> String {
     if !report.refusals.is_empty() {
         out.push_str("\naudited or refused:\n");
         let rows = report.refusals.iter().map(|r| {
-            vec![
-                r.holder.namespace.clone(),
-                r.holder.pod.clone(),
-                r.holder.container.clone(),
-                r.holder.device.clone(),
-                r.kind.clone(),
-                r.hook.clone(),
-                r.rule.clone(),
-                r.action.clone(),
-                r.calls.to_string(),
+            let verdict = [&r.kind, &r.hook, &r.rule, &r.action].map(|s| s.to_string());
+            [
+                holder_cells(&r.holder),
+                verdict.to_vec(),
+                vec![r.calls.to_string()],
             ]
+            .concat()
         });
         out.push_str(&aligned(
             &[

@@ -484,14 +484,11 @@ pub fn allocations(report: &server::AllocationsReport, now: f64, format: Format)
     if !report.unallocated.is_empty() {
         out.push_str("\ncalls on devices not allocated to the caller:\n");
         let unallocated = report.unallocated.iter().map(|r| {
-            vec![
-                r.holder.namespace.clone(),
-                r.holder.pod.clone(),
-                r.holder.container.clone(),
-                r.holder.device.clone(),
-                r.kind.clone(),
-                r.calls.to_string(),
+            [
+                holder_cells(&r.holder),
+                vec![r.kind.clone(), r.calls.to_string()],
             ]
+            .concat()
         });
         out.push_str(&aligned(
             &["NAMESPACE", "POD", "CONTAINER", "DEVICE", "KIND", "CALLS"],
@@ -505,6 +502,16 @@ pub fn allocations(report: &server::AllocationsReport, now: f64, format: Format)
         );
     }
     out
+}
+
+/// A holder's namespace, pod, container and device, as table cells.
+pub fn holder_cells(holder: &Holder) -> Vec<String> {
+    vec![
+        holder.namespace.clone(),
+        holder.pod.clone(),
+        holder.container.clone(),
+        holder.device.clone(),
+    ]
 }
 
 /// Pretty JSON, one trailing newline.
