@@ -68,7 +68,7 @@ fn the_charts_capabilities_are_enough_and_needed(kernel: Kernel) {
         kernel,
         |vm| vm.binary(&setpriv),
         &format!(
-            "mkdir -p /host/dev /host/cgroup /host/bpf /host/cri
+            "mkdir -p /host/dev /host/cgroup /host/bpf /host/cri /etc/kubenpu/policy
              mount --bind /dev /host/dev
              mount --bind /sys/fs/cgroup /host/cgroup
              mount --bind /sys/fs/bpf /host/bpf
@@ -123,6 +123,20 @@ fn the_charts_capabilities_are_enough_and_needed(kernel: Kernel) {
             .log_lines(&format!("adopted the pinned {hook} link"))
             .len(),
         2,
+        "{}",
+        results.output
+    );
+    // The policy file's directory, as the chart mounts it, is followed;
+    // an empty ConfigMap holds no file, and no rules.
+    assert!(
+        !results
+            .log_lines("policy file /etc/kubenpu/policy/policy.yaml does not exist: no rules beyond allocated-only")
+            .is_empty(),
+        "{}",
+        results.output
+    );
+    assert!(
+        results.log_lines("cannot watch").is_empty(),
         "{}",
         results.output
     );
