@@ -13,13 +13,15 @@
 //!   array of 256 numbers per vendor (filled here from the same maps),
 //!   returning after the lookups: what the table's shape costs.
 //!
-//! `hook_variant VARIANT fentry|kprobe|kprobe-multi|kprobe-session
+//! `hook_variant VARIANT fentry|kprobe|kprobe-multi|kprobe-session|lsm
 //! [PIN_DIR]` (as root; fentry goes through the `drm` module's BTF, as on
 //! Debian's kernels; kprobe-multi runs the kprobe program through an
 //! fprobe; kprobe-session runs the empty variant's kprobe program as a
 //! session, which, returning 0, runs again at every return: the session's
-//! empty pair; PIN_DIR is the agent's `--pin-path`, /sys/fs/bpf/kubenpu by
-//! default). On exit it prints the events it read.
+//! empty pair; lsm runs the empty variant's BPF LSM program on every
+//! ioctl (`file_ioctl`), the floor of the policy's check; PIN_DIR is the
+//! agent's `--pin-path`, /sys/fs/bpf/kubenpu by default). On exit it
+//! prints the events it read.
 
 use std::{
     borrow::Cow,
@@ -40,8 +42,8 @@ use aya::{
 };
 use kubenpu::{
     probe::{
-        Btf, Side, VMLINUX_BTF, link_kprobe_multi, link_kprobe_session, load_kprobe_multi,
-        load_kprobe_session, load_on_module,
+        Btf, Side, VMLINUX_BTF, link_kprobe_multi, link_kprobe_session, link_lsm,
+        load_kprobe_multi, load_kprobe_session, load_lsm, load_on_module,
     },
     program::{FLOOR_OBJECT, PER_EVENT_OBJECT, TABLE_OBJECT},
 };
@@ -51,7 +53,7 @@ fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [variant, hook, rest @ ..] = &args[..] else {
         anyhow::bail!(
-            "usage: hook_variant empty|per-event|table-hash|table-array fentry|kprobe|kprobe-multi|kprobe-session [PIN_DIR]"
+            "usage: hook_variant empty|per-event|table-hash|table-array fentry|kprobe|kprobe-multi|kprobe-session|lsm [PIN_DIR]"
         );
     };
     let pin_dir = PathBuf::from(rest.first().map_or("/sys/fs/bpf/kubenpu", String::as_str));
@@ -107,7 +109,7 @@ fn main() -> anyhow::Result<()> {
 enum Attached {
     /// A link aya made.
     Link(FdLink),
-    /// A kprobe.multi or kprobe session link, with its program.
+    /// A kprobe.multi, kprobe session or LSM link, with its program.
     Multi(OwnedFd, OwnedFd),
 }
 
@@ -133,8 +135,15 @@ fn attach(
         "kprobe-session" => anyhow::bail!(
             "hook_variant: only the empty variant runs as a session (the others' entry programs would run again at every return)"
         ),
+        "lsm" if prefix == "kubenpu_floor" => {
+            let name = format!("{prefix}_lsm");
+            let program = load_lsm(ebpf, object, (&name, "file_ioctl"), vmlinux, true)?;
+            let link = link_lsm(program.as_fd(), "file_ioctl")?;
+            return Ok(vec![Attached::Multi(program, link)]);
+        }
+        "lsm" => anyhow::bail!("hook_variant: only the empty variant runs on the LSM hook"),
         other => anyhow::bail!(
-            "hook_variant: unknown hook {other:?}: choose fentry, kprobe, kprobe-multi or kprobe-session"
+            "hook_variant: unknown hook {other:?}: choose fentry, kprobe, kprobe-multi, kprobe-session or lsm"
         ),
     };
     let mut attached = Vec::new();

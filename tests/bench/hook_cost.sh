@@ -25,41 +25,7 @@ ROUNDS=${ROUNDS:-3}
 CASES="filtered:$BOCHS:0xb2 untracked:$VIRTIO_RENDER:0x43 counted:$VIRTIO_RENDER:0x48"
 
 # measure ROUND HOOK VARIANT: every case under what is attached now.
-measure() {
-  for case in $CASES; do
-    plan=${case#*:}
-    kubenpu-workload "$plan:1000" > /dev/null
-    before=$(stats)
-    wall=$(wall_per_call "$plan:$N")
-    run=$(run_per_call "$before" "$(stats)")
-    echo "cost $1 $2 $3 ${case%%:*} $run $wall"
-  done
-}
-# hold VARIANT HOOK: attaches a comparison program until release.
-hold() {
-  # The last variant's log goes first: the new one truncates it only once
-  # it runs, and its 'attached' would be taken for this one's.
-  rm -f /tmp/hold-in /tmp/hold-err
-  mkfifo /tmp/hold-in
-  hook_variant "$1" "$2" < /tmp/hold-in > /tmp/hold-out 2> /tmp/hold-err &
-  HOLD=$!
-  exec 3> /tmp/hold-in
-  # Attached, not just loaded: the entry side links last.
-  for i in $(seq 600); do grep -q attached /tmp/hold-err && return; sleep 0.1; done
-  cat /tmp/hold-err
-  fail "hook_variant $1 $2 did not attach"
-}
-release() {
-  exec 3>&-
-  wait "$HOLD" || fail "hook_variant failed: $(cat /tmp/hold-err)"
-  for i in $(seq 50); do [ -z "$(prog_stats)" ] && return; sleep 0.1; done
-}
-# detach: drops the agent's pinned links and programs; its maps stay.
-detach() {
-  rm -f /sys/fs/bpf/kubenpu/link /sys/fs/bpf/kubenpu/program /sys/fs/bpf/kubenpu/exit-link \
-    /sys/fs/bpf/kubenpu/exit-program
-  for i in $(seq 50); do [ -z "$(prog_stats)" ] && break; sleep 0.1; done
-}
+measure() { measure_cases cost "$@"; }
 # The agent fills DEVICES and IOCTLS, then is detached: the maps stay
 # pinned for the per-event variant, nothing else is attached.
 kubenpu-agent --cleanup > /dev/null 2>&1

@@ -1,6 +1,6 @@
 //! `bench-tables DIR`: reads what scripts/bench measured into DIR
-//! (`hooks.txt`, `numa.txt`, `footprint.txt`, `churn.txt`, `scaling.txt`,
-//! `contention.txt`, `scrape.txt`, `plugins.txt`)
+//! (`hooks.txt`, `numa.txt`, `policy.txt`, `footprint.txt`, `churn.txt`,
+//! `scaling.txt`, `contention.txt`, `scrape.txt`, `plugins.txt`)
 //! and prints
 //! BENCHMARKS.md's tables in Markdown: medians with the spread over rounds,
 //! and the ratios the targets are stated in.
@@ -21,6 +21,7 @@ fn main() -> anyhow::Result<()> {
     };
     print!("{}", sections::hooks(&read("hooks.txt")?)?);
     print!("{}", sections::numa(&read("numa.txt")?)?);
+    print!("{}", sections::policy(&read("policy.txt")?)?);
     print!("{}", sections::footprint(&read("footprint.txt")?)?);
     print!("{}", sections::churn(&read("churn.txt")?)?);
     print!("{}", sections::scaling(&read("scaling.txt")?)?);

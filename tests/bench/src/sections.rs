@@ -415,6 +415,57 @@ A counted call (virtio-gpu's `WAIT`) from CPU 0 (node 0) on a device without a N
     Ok(out)
 }
 
+/// The policy's check per ioctl: no program, an empty LSM program on
+/// `file_ioctl` and the agent's check, on an unrelated ioctl and on a DRM
+/// ioctl of a claimed device by a caller without a rule; then the check
+/// against the empty program.
+pub fn policy(text: &str) -> Result<String> {
+    // (variant, case) -> (run ns, wall ns)
+    let mut cost: BTreeMap<(&str, &str), (Samples, Samples)> = BTreeMap::new();
+    for fields in lines(text, "policy") {
+        let [_round, variant, case, run, wall] = fields[..] else {
+            bail!("a policy line has {} fields, not 5", fields.len());
+        };
+        let entry = cost.entry((variant, case)).or_default();
+        entry.0.push(number(run)?);
+        entry.1.push(number(wall)?);
+    }
+    if !cost.contains_key(&("policy", "unrelated")) {
+        bail!("no policy lines: the policy benchmark did not run");
+    }
+    let mut out = String::from(
+        "### The policy's check per ioctl
+
+Every ioctl on the node, not only accelerators', passes `file_ioctl`: an unrelated one (`/dev/null`) and virtio-gpu's `WAIT` on its render node by a process outside pods (a claimed device, no rule for the caller); median (min–max) over the rounds, in ns.
+
+| program | ioctl | run time per call | wall time per call |\n|---|---|---:|---:|\n",
+    );
+    for variant in ["none", "empty", "policy"] {
+        for case in ["unrelated", "drm"] {
+            if let Some((run, wall)) = cost.get(&(variant, case)) {
+                writeln!(out, "| {variant} | {case} | {run} | {wall} |")?;
+            }
+        }
+    }
+    out.push_str(
+        "
+| ioctl | check ÷ empty, run time | check ÷ empty, wall time |\n|---|---:|---:|\n",
+    );
+    for case in ["unrelated", "drm"] {
+        let ratio = |wall: bool| {
+            let pick = |variant| {
+                cost.get(&(variant, case)).map_or(f64::NAN, |(run, w)| {
+                    if wall { w.median() } else { run.median() }
+                })
+            };
+            pick("policy") / pick("empty")
+        };
+        writeln!(out, "| {case} | {:.2} | {:.2} |", ratio(false), ratio(true))?;
+    }
+    out.push('\n');
+    Ok(out)
+}
+
 /// Load time per built-in plugin and for all of them.
 pub fn plugins(text: &str) -> Result<String> {
     let mut out = String::from(
@@ -449,7 +500,7 @@ pub fn plugins(text: &str) -> Result<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{churn, contention, footprint, hooks, numa, scaling, scrape};
+    use super::{churn, contention, footprint, hooks, numa, policy, scaling, scrape};
 
     #[test]
     fn hook_lines_become_medians_and_ratios() {
@@ -505,6 +556,29 @@ mod tests {
         assert!(out.contains("round by round: 50 (40–60) ns"), "{out}");
         assert!(out.contains("603001 of the 603001"), "{out}");
         assert!(numa(&text).is_err(), "no numa-remote line");
+    }
+
+    #[test]
+    fn policy_lines_become_rows_and_the_check_against_the_floor() {
+        let mut text = String::new();
+        for round in 1..=3 {
+            for (variant, run) in [("none", 0), ("empty", 100), ("policy", 150)] {
+                for (case, extra) in [("unrelated", 0), ("drm", 50)] {
+                    let wall = 1000 + run + extra;
+                    text += &format!(
+                        "policy {round} {variant} {case} {} {wall}\n",
+                        run + extra * (run > 0) as u64
+                    );
+                }
+            }
+        }
+        let out = policy(&text).unwrap();
+        assert!(
+            out.contains("| policy | drm | 200 (200–200) | 1200 (1200–1200) |"),
+            "{out}"
+        );
+        assert!(out.contains("| unrelated | 1.50 | 1.05 |"), "{out}");
+        assert!(policy("nothing measured").is_err());
     }
 
     #[test]
