@@ -203,10 +203,21 @@ impl Policy {
     /// next [`Policy::sync`] writes them.
     pub fn take_file(&mut self, reading: Reading) {
         let path = self.file_path.as_deref().unwrap_or(Path::new("")).display();
+        // One line for each change of what is in force.
+        let changed = |file: &PolicyFile| self.file_valid != Some(true) || *file != self.file;
         let file = match reading {
-            Ok(Some(file)) => file,
+            Ok(Some(file)) => {
+                if changed(&file) {
+                    info!(
+                        "policy file {path}: {} namespace mode(s), {} rule(s)",
+                        file.namespaces.len(),
+                        file.rules.len()
+                    );
+                }
+                file
+            }
             Ok(None) => {
-                if self.file_valid != Some(true) || self.file != PolicyFile::default() {
+                if changed(&PolicyFile::default()) {
                     info!("policy file {path} does not exist: no rules beyond allocated-only");
                 }
                 PolicyFile::default()
@@ -222,13 +233,6 @@ impl Policy {
                 return;
             }
         };
-        if file != self.file || self.file_valid != Some(true) {
-            info!(
-                "policy file {path}: {} namespace mode(s), {} rule(s)",
-                file.namespaces.len(),
-                file.rules.len()
-            );
-        }
         self.file = file;
         self.file_valid = Some(true);
         self.file_fault = None;
