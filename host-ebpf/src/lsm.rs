@@ -39,6 +39,8 @@ const MAX_VERDICTS: u32 = 16384;
 const MAX_NOTED: u32 = 4096;
 /// What a refused call returns.
 const EPERM: i32 = 1;
+/// The type byte of every DRM and accel ioctl (`DRM_IOCTL_BASE`).
+const DRM_IOCTL_TYPE: u32 = b'd' as u32;
 
 #[map]
 static RULES: HashMap<u64, u32> = HashMap::pinned(MAX_RULED, 0);
@@ -137,7 +139,13 @@ fn check_ioctl(ctx: &LsmContext, hook: u8) -> i32 {
         return 0;
     }
     let cmd: u32 = ctx.arg(1);
-    let kind = filter::ioctl(device, cmd & 0xff).map_or(kind::OTHER, |entry| entry.kind);
+    // file_ioctl also sees the VFS's own ioctls (FIOCLEX, FIONBIO, …),
+    // before the driver: only DRM's type ('d') is the vendor's table's.
+    let kind = if (cmd >> 8) & 0xff == DRM_IOCTL_TYPE {
+        filter::ioctl(device, cmd & 0xff).map_or(kind::OTHER, |entry| entry.kind)
+    } else {
+        kind::OTHER
+    };
     let key = GrantKey {
         cgroup_id,
         dev: rdev,
@@ -199,7 +207,8 @@ fn verdict(cgroup_id: u64, dev: u32, kind: u32, hook: u8, ruled: u32, refused_by
 /// while it stays in the recent set.
 #[inline(always)]
 fn note(cgroup_id: u64, dev: u32) {
-    if NOTED.insert(cgroup_id, 1, BPF_NOEXIST as u64).is_err() {
+    // SAFETY: map values are only read.
+    if unsafe { NOTED.get(cgroup_id) }.is_some() {
         return;
     }
     let key = CountKey {
@@ -207,7 +216,11 @@ fn note(cgroup_id: u64, dev: u32) {
         dev,
         nr: 0,
     };
+    // Marked only once sent: a note the full ring buffer lost is tried
+    // again at the next open.
     if NOTES.output::<CountKey>(key, BPF_RB_NO_WAKEUP).is_err() {
         lose(Loss::RingbufFull);
+    } else {
+        let _ = NOTED.insert(cgroup_id, 1, 0);
     }
 }

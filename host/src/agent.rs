@@ -36,7 +36,7 @@ use crate::{
     fdinfo,
     metrics::{DeviceInfo, PluginInfo, Snapshot},
     plugins::{PluginHost, Vendors, Watcher},
-    policy::{self, Policy},
+    policy::{self, Policy, rules::Step},
     probe::{self, Probe},
     server,
     startup::Phases,
@@ -307,14 +307,17 @@ impl Agent {
         for problem in &self.table.problems {
             warn!("{problem}");
         }
-        // Grants for new device nodes first: a node the kernel checks is
-        // never without the grants of the containers given it.
-        self.enforce();
+        // Grants for new device nodes first, so that a node the kernel
+        // checks is never without the grants of the containers given it;
+        // the grants of nodes no longer claimed go once the kernel no
+        // longer checks them.
+        self.enforce_upto(Step::Widen);
         self.probe.upload(&self.table)?;
         self.usage.learn(&self.table);
         if let Some(allocation) = &mut self.allocation {
             allocation.resolve(&self.table, &self.usage);
         }
+        self.enforce();
         let claimed: Vec<String> = self
             .table
             .claimed()
@@ -442,15 +445,16 @@ impl Agent {
     /// Brings the kernel's policy rules in line with what the allocation
     /// join classified and the policy file.
     fn enforce(&mut self) {
+        self.enforce_upto(Step::Tighten);
+    }
+
+    /// [`Agent::enforce`], with only the writes up to `upto`.
+    fn enforce_upto(&mut self, upto: Step) {
         let (Some(policy), Some(allocation)) = (&mut self.policy, &self.allocation) else {
             return;
         };
-        let outcome = policy.sync(
-            &mut self.probe,
-            allocation.classified(),
-            &self.table,
-            &self.usage,
-        );
+        let state = (allocation.classified(), &self.table, &self.usage);
+        let outcome = policy.sync(&mut self.probe, state, upto);
         self.faults.check("policy", outcome, log_line);
     }
 
@@ -579,7 +583,7 @@ impl Agent {
             policy: self.policy.as_ref().map(|policy| {
                 let verdicts = policy.wants_checks().then(|| self.probe.verdicts());
                 let verdicts = verdicts.and_then(|v| self.faults.check("scrape", v, log_line));
-                policy.view(verdicts, &self.usage)
+                policy.view(verdicts, &self.usage, &self.table)
             }),
         })
     }

@@ -328,6 +328,9 @@ pub struct PolicyReport {
     /// Whether the policy file's last reading was good; absent without
     /// one.
     pub file_valid: Option<bool>,
+    /// The devices the checks cover; calls on any other are never
+    /// refused.
+    pub checked: Vec<String>,
     /// The containers the rules hold.
     pub ruled: Vec<RuledRow>,
     /// Calls audited or refused.
@@ -428,6 +431,7 @@ impl PolicyReport {
             asked: view.asked.as_str().to_owned(),
             lsm_available: view.lsm_available,
             file_valid: view.file_valid,
+            checked: view.checked.iter().map(|d| d.to_string()).collect(),
             ruled,
             refusals,
         }

@@ -158,7 +158,18 @@ impl PolicyFile {
         if text.trim().is_empty() {
             return Ok(Self::default());
         }
-        let written: Written = serde_norway::from_str(text).map_err(|e| e.to_string())?;
+        // One line, whatever the file quotes back into the message.
+        let written: Written = serde_norway::from_str(text)
+            .map_err(|e| e.to_string().replace('\n', "\\n").replace('\r', "\\r"))?;
+        if let Some(namespace) = written
+            .namespaces
+            .keys()
+            .find(|n| n.is_empty() || n.contains('*'))
+        {
+            return Err(format!(
+                "namespaces: {namespace:?}: a mode names one namespace (patterns are for rules)"
+            ));
+        }
         let rules = written
             .rules
             .into_iter()
@@ -344,6 +355,11 @@ rules:
             ("rules: [{deny: [x], pods: y}]", "unknown field `pods`"),
             ("rule: []", "unknown field `rule`"),
             ("rules: [", "did not find expected node content at line 2"),
+            (
+                "namespaces: {'team-*': off}",
+                "namespaces: \"team-*\": a mode names one namespace",
+            ),
+            ("rules: [{\"a\\nb\": 1}]", "unknown field `a\\nb`"),
         ];
         for (text, expected) in cases {
             let error = PolicyFile::parse(text).unwrap_err();

@@ -47,7 +47,7 @@ pub use self::view::{Because, GrantView, PolicyView, RuledView, Verdict};
 use self::{
     file::PolicyFile,
     reload::Reading,
-    rules::{Ruling, Rulings, Write},
+    rules::{Ruling, Rulings, Step, Write},
 };
 use crate::{
     allocation::join::Classified,
@@ -136,6 +136,10 @@ pub struct Policy {
     file_valid: Option<bool>,
     /// Why the policy file's last reading was refused, if it was.
     file_fault: Option<String>,
+    /// Whether the rules are held as a predecessor left them: a policy
+    /// file is given and none has been read good yet, so what it says is
+    /// not known.
+    holding: bool,
     /// Where the policy file is, for the log's lines.
     file_path: Option<PathBuf>,
     /// The kernel's rules, as last written.
@@ -169,6 +173,7 @@ impl Policy {
             file: PolicyFile::default(),
             file_valid: None,
             file_fault: None,
+            holding: false,
             file_path: None,
             written: Rules::default(),
             lease,
@@ -195,6 +200,12 @@ impl Policy {
         });
         self.file_path = Some(path.to_owned());
         self.take_file(reading);
+        if self.file_valid == Some(false) {
+            self.holding = true;
+            warn!(
+                "until the policy file can be read, the rules a previous agent left stay as they are, and no other container is ruled"
+            );
+        }
         Some((rx, watch))
     }
 
@@ -236,6 +247,7 @@ impl Policy {
         self.file = file;
         self.file_valid = Some(true);
         self.file_fault = None;
+        self.holding = false;
     }
 
     /// Whether the checks are to be attached.
@@ -277,18 +289,23 @@ impl Policy {
 
     /// Renews the rules' lease, and brings them in line with the
     /// classified cgroups that live and the policy file, in the modes in
-    /// force. A write that fails leaves the rest for the next call.
+    /// force, with the writes up to step `upto` (all of them:
+    /// [`Step::Tighten`]). A write that fails leaves the rest for the
+    /// next call. While a policy file has never been read good, the rules
+    /// stay as a predecessor left them, and no other cgroup is ruled.
     pub fn sync(
         &mut self,
         probe: &mut Probe,
-        classified: &Classified,
-        table: &DeviceTable,
-        usage: &Usage,
+        (classified, table, usage): (&Classified, &DeviceTable, &Usage),
+        upto: Step,
     ) -> Result<(), ProbeError> {
         if self.mode == PolicyMode::Off {
             return Ok(());
         }
         probe.renew_lease(clock::boottime() + self.lease);
+        if self.holding {
+            return Ok(());
+        }
         let live = live_cgroups(usage);
         self.allocated.retain(|id, _| live.contains(id));
         self.adopted.retain(|id, _| live.contains(id));
@@ -299,7 +316,7 @@ impl Policy {
             }
         }
         let target = rules::rules_for(&self.rulings(table, usage));
-        for write in rules::writes(&self.written, &target) {
+        for write in rules::writes(&self.written, &target, upto) {
             match write {
                 Write::Grant(key, value) => {
                     probe.set_grant(key, value)?;
@@ -353,8 +370,14 @@ impl Policy {
         self.file.mode_of(namespace).unwrap_or(self.mode).code()
     }
 
-    /// The policy as a scrape shows it, with the kernel's `verdicts`.
-    pub fn view(&self, verdicts: Option<Verdicts>, usage: &Usage) -> PolicyView {
+    /// The policy as a scrape shows it, with the kernel's `verdicts`, on
+    /// the devices of `table`.
+    pub fn view(
+        &self,
+        verdicts: Option<Verdicts>,
+        usage: &Usage,
+        table: &DeviceTable,
+    ) -> PolicyView {
         let mut refusals = BTreeMap::new();
         let Verdicts { counts, lost } = verdicts.unwrap_or_default();
         for (key, calls) in counts {
@@ -369,6 +392,10 @@ impl Policy {
             file_valid: self.file_valid,
             ruled: self.written.modes.len(),
             containers: self.ruled_containers(usage),
+            checked: table
+                .claimed()
+                .map(|(device, _)| Arc::from(device.name.as_str()))
+                .collect(),
             refusals,
             lost,
         }
@@ -451,6 +478,24 @@ mod tests {
         policy.take_file(Ok(None));
         assert_eq!(policy.file_valid, Some(true));
         assert_eq!(policy.mode_of("ml"), Some(mode::ENFORCE));
+    }
+
+    #[test]
+    fn a_file_refused_from_the_start_holds_the_rules_until_one_is_good() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("policy.yaml");
+        std::fs::write(&path, "rules: [{}]").unwrap();
+        let mut policy = enforcing();
+        let followed = policy.follow_file(&path);
+        assert!(followed.is_some_and(|(_, watch)| watch.is_some()));
+        assert!(policy.holding);
+        assert_eq!(policy.file_valid, Some(false));
+        policy.take_file(Ok(None));
+        assert!(!policy.holding);
+        // A later bad file leaves the good rules in force, and holds
+        // nothing.
+        policy.take_file(Err("policy file policy.yaml: …".into()));
+        assert!(!policy.holding);
     }
 
     #[test]

@@ -127,9 +127,10 @@ pub enum Write {
     Mode(u64, Option<u32>),
 }
 
-/// Where a write goes in [`writes`]' order.
+/// Where a write goes in [`writes`]' order: each step refuses more than
+/// the one before.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Step {
+pub enum Step {
     /// A rule removed, or enforce turned to audit: refuses less.
     Loosen,
     /// A grant of a cgroup no longer ruled: refuses nothing, and makes
@@ -144,11 +145,11 @@ enum Step {
     Tighten,
 }
 
-/// The writes that turn `from` into `to`, in an order under which no
-/// call is refused on a rule half written: every write that refuses
-/// less goes before every one that refuses more, and a cgroup's grants
-/// are written before its mode makes it ruled.
-pub fn writes(from: &Rules, to: &Rules) -> Vec<Write> {
+/// The writes that turn `from` into `to`, up to step `upto`, in an order
+/// under which no call is refused on a rule half written: every write
+/// that refuses less goes before every one that refuses more, and a
+/// cgroup's grants are written before its mode makes it ruled.
+pub fn writes(from: &Rules, to: &Rules, upto: Step) -> Vec<Write> {
     let mut writes = Vec::new();
     for (&id, &old) in &from.modes {
         match to.modes.get(&id) {
@@ -189,7 +190,11 @@ pub fn writes(from: &Rules, to: &Rules) -> Vec<Write> {
     }
     // Stable: within a step, in key order.
     writes.sort_by_key(|(step, _)| *step);
-    writes.into_iter().map(|(_, write)| write).collect()
+    writes
+        .into_iter()
+        .filter(|(step, _)| *step <= upto)
+        .map(|(_, write)| write)
+        .collect()
 }
 
 /// The kinds of calls a grant's `value` allows, by name: `open` (the
@@ -249,7 +254,7 @@ mod tests {
         // 1 loses node 11, 2 goes, 3 comes with node 12.
         let after = rules(&[(1, enforce(&[(10, ALL)])), (3, enforce(&[(12, ALL)]))]);
         assert_eq!(
-            writes(&before, &after),
+            writes(&before, &after, Step::Tighten),
             [
                 Write::Mode(2, None),
                 Write::Grant(grant_key(2, 10), None),
@@ -258,7 +263,16 @@ mod tests {
                 Write::Mode(3, Some(mode::ENFORCE)),
             ]
         );
-        assert!(writes(&after, &after).is_empty());
+        assert!(writes(&after, &after, Step::Tighten).is_empty());
+        // Up to widening: what refuses no more than before.
+        assert_eq!(
+            writes(&before, &after, Step::Widen),
+            [
+                Write::Mode(2, None),
+                Write::Grant(grant_key(2, 10), None),
+                Write::Grant(grant_key(3, 12), Some(ALL)),
+            ]
+        );
     }
 
     #[test]
@@ -275,7 +289,7 @@ mod tests {
             (2, ruling(mode::ENFORCE, &[(10, ALL), (11, ALL)])),
         ]);
         assert_eq!(
-            writes(&before, &after),
+            writes(&before, &after, Step::Tighten),
             [
                 Write::Mode(1, Some(mode::AUDIT)),
                 Write::Grant(grant_key(2, 11), Some(ALL)),

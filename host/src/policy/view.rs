@@ -25,6 +25,8 @@ pub struct PolicyView {
     pub ruled: usize,
     /// The containers among them the agent can name.
     pub containers: Vec<RuledView>,
+    /// The devices the checks cover: those a vendor claims.
+    pub checked: Vec<Arc<str>>,
     /// Calls audited or refused, per verdict.
     pub refusals: BTreeMap<Verdict, u64>,
     /// Verdicts the kernel could not count.

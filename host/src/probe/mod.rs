@@ -251,13 +251,19 @@ impl Probe {
             });
             match attached {
                 Ok((how, lease)) => (Some(Ok(how)), Some(lease)),
-                Err(e) => (Some(Err(e.to_string())), None),
+                // Off, as asked to be off: no check of a predecessor's,
+                // nor one this agent pinned before failing, goes on
+                // refusing while the policy says it is off.
+                Err(e) => {
+                    let why = match policy::remove_all(&mut ebpf, &config.pin_dir) {
+                        Ok(()) => e.to_string(),
+                        Err(left) => format!("{e}, and what was pinned stays: {left}"),
+                    };
+                    (Some(Err(why)), None)
+                }
             }
         } else {
-            if policy::pinned(&config.pin_dir) {
-                policy::detach(&config.pin_dir)?;
-            }
-            policy::clear(&mut ebpf)?;
+            policy::remove_all(&mut ebpf, &config.pin_dir)?;
             (None, None)
         };
         Ok(Self {

@@ -275,9 +275,18 @@ fn remove(outcome: Result<(), aya::maps::MapError>) -> Result<(), ProbeError> {
     }
 }
 
-/// Removes every rule: for an agent whose policy is off, so that rules
-/// of an earlier mode are not taken up again later.
-pub fn clear(ebpf: &mut Ebpf) -> Result<(), ProbeError> {
+/// Detaches any pinned check and removes every rule: for an agent whose
+/// policy is off, so that nothing refuses while it says so, and rules of
+/// an earlier mode are not taken up again later.
+pub fn remove_all(ebpf: &mut Ebpf, pin_dir: &Path) -> Result<(), ProbeError> {
+    if pinned(pin_dir) {
+        detach(pin_dir)?;
+    }
+    clear(ebpf)
+}
+
+/// Removes every rule.
+fn clear(ebpf: &mut Ebpf) -> Result<(), ProbeError> {
     let Rules { modes, grants } = rules(ebpf)?;
     for id in modes.into_keys() {
         set_mode(ebpf, id, None)?;

@@ -101,6 +101,12 @@ pub fn why(
             report.asked
         );
     }
+    if !report.checked.iter().any(|d| d == device) {
+        return format!(
+            "{device} is not a device the policy checks (it checks {}): nothing on it is refused; kubenpuctl devices names them\n",
+            words(&report.checked)
+        );
+    }
     let ruled: Vec<&RuledRow> = report
         .ruled
         .iter()
@@ -220,6 +226,7 @@ mod tests {
             asked: "enforce".into(),
             lsm_available: true,
             file_valid: Some(true),
+            checked: vec!["0000:00:02.0".into(), "faux/vgem".into()],
             ruled: vec![
                 ruled(
                     "holder",
@@ -300,6 +307,10 @@ ml         holder  main       faux/vgem  submit  ioctl  allocated-only  refused 
         );
         assert!(
             why("stranger", "faux/vgem").starts_with("ml/stranger: not ruled, so never refused")
+        );
+        assert_eq!(
+            why("holder", "faux/vgme"),
+            "faux/vgme is not a device the policy checks (it checks 0000:00:02.0 faux/vgem): nothing on it is refused; kubenpuctl devices names them\n"
         );
         let mut audit = report.clone();
         audit.ruled[0].mode = "audit".into();
