@@ -39,8 +39,12 @@ const MAX_VERDICTS: u32 = 16384;
 const MAX_NOTED: u32 = 4096;
 /// What a refused call returns.
 const EPERM: i32 = 1;
-/// The type byte of every DRM and accel ioctl (`DRM_IOCTL_BASE`).
-const DRM_IOCTL_TYPE: u32 = b'd' as u32;
+/// The ioctls `do_vfs_ioctl` answers for every file, before the driver
+/// (asm-generic numbers, those of every architecture here).
+const FIONBIO: u32 = 0x5421;
+const FIONCLEX: u32 = 0x5450;
+const FIOCLEX: u32 = 0x5451;
+const FIOASYNC: u32 = 0x5452;
 
 #[map]
 static RULES: HashMap<u64, u32> = HashMap::pinned(MAX_RULED, 0);
@@ -139,12 +143,13 @@ fn check_ioctl(ctx: &LsmContext, hook: u8) -> i32 {
         return 0;
     }
     let cmd: u32 = ctx.arg(1);
-    // file_ioctl also sees the VFS's own ioctls (FIOCLEX, FIONBIO, …),
-    // before the driver: only DRM's type ('d') is the vendor's table's.
-    let kind = if (cmd >> 8) & 0xff == DRM_IOCTL_TYPE {
-        filter::ioctl(device, cmd & 0xff).map_or(kind::OTHER, |entry| entry.kind)
-    } else {
+    // drm_ioctl dispatches on the number alone, whatever the type, so the
+    // vendor's table classifies every ioctl by it, but for the few the
+    // VFS answers itself for every file: they never reach the driver.
+    let kind = if matches!(cmd, FIONBIO | FIONCLEX | FIOCLEX | FIOASYNC) {
         kind::OTHER
+    } else {
+        filter::ioctl(device, cmd & 0xff).map_or(kind::OTHER, |entry| entry.kind)
     };
     let key = GrantKey {
         cgroup_id,
