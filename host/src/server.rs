@@ -25,13 +25,14 @@ use axum::{
     response::{IntoResponse, Response},
     routing::get,
 };
+use kubenpu_ebpf::grant;
 use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::{
     attribution::Owner,
     metrics::{self, Format, Snapshot},
-    policy::{Because, rules},
+    policy::{self, rules},
 };
 
 /// A request for a snapshot, answered by the agent's loop.
@@ -362,6 +363,9 @@ pub struct GrantRow {
     pub allows: Vec<String>,
     /// The kinds the policy file denies it there.
     pub denies: Vec<String>,
+    /// The rule that refuses what it does not allow: allocated-only,
+    /// deny-device or deny-kind.
+    pub rule: String,
     /// Why it has the grant: allocated, allowed by the policy file, …
     pub because: String,
 }
@@ -404,10 +408,8 @@ impl PolicyReport {
                     .map(|g| GrantRow {
                         device: g.device.to_string(),
                         allows: strings(rules::allowed_kinds(g.value)),
-                        denies: strings(rules::denied_kinds(g.value))
-                            .into_iter()
-                            .filter(|_| g.because != Because::Denied)
-                            .collect(),
+                        denies: strings(rules::denied_kinds(g.value)),
+                        rule: policy::rule_name(grant::rule(g.value)).to_owned(),
                         because: g.because.as_str().to_owned(),
                     })
                     .collect(),

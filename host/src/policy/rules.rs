@@ -208,8 +208,13 @@ pub fn allowed_kinds(value: u32) -> Vec<&'static str> {
         .collect()
 }
 
-/// The kinds a rule can deny, that a grant's `value` does not allow.
+/// The kinds a deny-kinds rule takes away in a grant's `value`; none
+/// where another rule refuses what it leaves out (a denied device
+/// allows nothing, but no kind was denied).
 pub fn denied_kinds(value: u32) -> Vec<&'static str> {
+    if grant::rule(value) != rule::DENY_KIND {
+        return Vec::new();
+    }
     KIND_NAMES[1..]
         .iter()
         .filter(|(code, _)| grant::mask(value) & grant::bit(*code) == 0)
@@ -344,6 +349,7 @@ mod tests {
         assert_eq!(allowed_kinds(some), ["open", "alloc"]);
         assert_eq!(denied_kinds(some), ["submit", "wait"]);
         assert!(allowed_kinds(denied).is_empty());
+        assert!(denied_kinds(denied).is_empty());
         assert_eq!(allowed_kinds(ALL), ["open", "submit", "alloc", "wait"]);
         assert!(denied_kinds(ALL).is_empty());
     }

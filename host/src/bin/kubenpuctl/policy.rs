@@ -130,7 +130,7 @@ pub fn why(
             None => format!(
                 "{refusing} by allocated-only: kubelet did not allocate {device} to it, and no rule of the policy file allows it"
             ),
-            Some(GrantRow { because, .. }) if because.starts_with("denied") => {
+            Some(GrantRow { rule, .. }) if rule == "deny-device" => {
                 format!("{refusing} by deny-device: the policy file denies it {device}")
             }
             Some(g) if !g.denies.is_empty() => format!(
@@ -200,10 +200,16 @@ mod tests {
     use super::*;
 
     fn grant(device: &str, allows: &[&str], denies: &[&str], because: &str) -> GrantRow {
+        let rule = match (allows.is_empty(), denies.is_empty()) {
+            (true, _) => "deny-device",
+            (false, false) => "deny-kind",
+            (false, true) => "allocated-only",
+        };
         GrantRow {
             device: device.into(),
             allows: allows.iter().map(|s| s.to_string()).collect(),
             denies: denies.iter().map(|s| s.to_string()).collect(),
+            rule: rule.into(),
             because: because.into(),
         }
     }
