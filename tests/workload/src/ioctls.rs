@@ -269,10 +269,53 @@ fn deadline(timeout: Duration) -> i64 {
     now.tv_sec as i64 * 1_000_000_000 + now.tv_nsec as i64 + timeout.as_nanos() as i64
 }
 
-extern "C" fn ignore(_: libc::c_int) {}
+/// SIGALRMs handled so far.
+static ALARMS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-/// A SIGALRM every `interval`, handled by an empty handler with
-/// SA_RESTART: the kernel restarts the calls it interrupts.
+extern "C" fn ignore(_: libc::c_int) {
+    ALARMS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// SIGALRMs handled so far: while the workers run, each one interrupted a
+/// worker (the main thread holds them off), nearly always inside a call.
+pub fn alarms() -> u64 {
+    ALARMS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// SIGALRM held off the calling thread while it lives. The kernel gives a
+/// process's signal to its main thread first: while the main thread waits
+/// for the workers, it must hold SIGALRM off, or the workers' calls are
+/// never interrupted.
+pub struct AlarmsToOtherThreads(());
+
+impl AlarmsToOtherThreads {
+    /// Holds SIGALRM off the calling thread. Threads it spawns after this
+    /// inherit the mask: spawn the workers first.
+    pub fn hold() -> Self {
+        alarm_mask(libc::SIG_BLOCK);
+        Self(())
+    }
+}
+
+impl Drop for AlarmsToOtherThreads {
+    fn drop(&mut self) {
+        alarm_mask(libc::SIG_UNBLOCK);
+    }
+}
+
+fn alarm_mask(how: libc::c_int) {
+    // SAFETY: a set filled by sigemptyset and sigaddset; the old mask is
+    // not asked for.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGALRM);
+        libc::pthread_sigmask(how, &set, std::ptr::null_mut());
+    }
+}
+
+/// A SIGALRM every `interval`, handled by a handler that only counts it,
+/// with SA_RESTART: the kernel restarts the calls it interrupts.
 pub fn interrupt_every(interval: Duration) -> Result<(), String> {
     // SAFETY: a zeroed sigaction is valid; the handler is async-signal-safe.
     unsafe {

@@ -3,9 +3,10 @@
 //! line per item with what it issued (`calls`), the run's wall time
 //! (`elapsed_ns`), how many calls failed (and of those, how many with
 //! `EPERM`: `refused`, as an LSM refuses), how long they took (`call_ns`, summed over the
-//! calls as the workload's own clock saw them) and how many bytes the
-//! kernel reported allocated, so tests can compare the agent's numbers
-//! with the workload's own.
+//! calls as the workload's own clock saw them), how many bytes the
+//! kernel reported allocated, and how many SIGALRMs interrupted its
+//! threads (`signals`), so tests can compare the agent's numbers with
+//! the workload's own.
 //!
 //! Items:
 //!
@@ -34,9 +35,10 @@
 //! thread `i` to the `i`-th CPU the workload may run on (modulo their
 //! number), so every CPU counts into the same keys at once. More busy
 //! threads than CPUs is how preemption inside a kernel hook shows. With
-//! `--signals MS`, a SIGALRM with an empty SA_RESTART handler arrives
-//! every MS milliseconds meanwhile: calls it interrupts are restarted by
-//! the kernel, unseen by the workload, as a profiler's or a language
+//! `--signals MS`, a SIGALRM with an SA_RESTART handler that only counts
+//! it arrives every MS milliseconds meanwhile, at the workers, never at
+//! the main thread waiting for them: calls it interrupts are restarted
+//! by the kernel, unseen by the workload, as a profiler's or a language
 //! runtime's signals do. With `--after PATH`, each item's calls wait,
 //! with its node already open, until PATH exists: a test changes what
 //! the kernel allows between a pod's open and its calls.
@@ -108,6 +110,7 @@ fn run(item: &Item, options: &Options) -> Result<String, String> {
         wait_for(path);
     }
     let started = std::time::Instant::now();
+    let alarms_before = ioctls::alarms();
     let outcomes: Vec<ioctls::Outcome> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
             .map(|i| {
@@ -119,6 +122,7 @@ fn run(item: &Item, options: &Options) -> Result<String, String> {
                 })
             })
             .collect();
+        let _alarms = ioctls::AlarmsToOtherThreads::hold();
         workers
             .into_iter()
             .map(|w| w.join().expect("a workload thread"))
@@ -129,14 +133,15 @@ fn run(item: &Item, options: &Options) -> Result<String, String> {
         .iter()
         .fold(ioctls::Outcome::default(), |a, b| a.plus(b));
     Ok(format!(
-        "{{\"node\":\"{}\",\"device\":\"{major}:{minor}\",\"nr\":{},\"calls\":{},\"elapsed_ns\":{elapsed_ns},\"failed\":{},\"refused\":{},\"call_ns\":{},\"bytes\":{}}}",
+        "{{\"node\":\"{}\",\"device\":\"{major}:{minor}\",\"nr\":{},\"calls\":{},\"elapsed_ns\":{elapsed_ns},\"failed\":{},\"refused\":{},\"call_ns\":{},\"bytes\":{},\"signals\":{}}}",
         item.node(),
         item.nr(),
         total.calls,
         total.failed,
         total.refused,
         total.call_ns,
-        total.bytes
+        total.bytes,
+        ioctls::alarms() - alarms_before
     ))
 }
 
