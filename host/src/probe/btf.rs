@@ -44,7 +44,6 @@ pub struct Btf {
 
 /// A parsed type record.
 struct Type {
-    name_off: u32,
     kind: u32,
     vlen: usize,
     kind_flag: bool,
@@ -104,17 +103,47 @@ impl Btf {
         })
     }
 
+    /// The index of the first struct with members (`KIND_STRUCT`) or
+    /// function (`KIND_FUNC`) named `name`. vmlinux has over 100,000
+    /// types and the agent asks for a dozen at start, so each type costs
+    /// one word read for its kind, and a name of that kind one compare of
+    /// `name`'s bytes (not a string made of it).
+    fn find(&self, kind: u32, name: &str, base: Option<&Btf>) -> Option<usize> {
+        let name = name.as_bytes();
+        self.types.iter().position(|&at| {
+            let Some(info) = u32_at(&self.data, at + 4) else {
+                return false;
+            };
+            (info >> 24) & 0x1f == kind
+                && (kind != KIND_STRUCT || info & 0xffff > 0)
+                && u32_at(&self.data, at).is_some_and(|off| self.name_is(off, base, name))
+        })
+    }
+
+    /// Whether the string at `name_off` is `name`.
+    fn name_is(&self, name_off: u32, base: Option<&Btf>, name: &[u8]) -> bool {
+        let (btf, off) = self.string_at(name_off, base);
+        btf.data
+            .get(btf.strings + off..)
+            .is_some_and(|bytes| bytes.starts_with(name) && bytes.get(name.len()) == Some(&0))
+    }
+
+    /// The BTF whose string section holds `name_off`, and the offset in it.
+    fn string_at<'a>(&'a self, name_off: u32, base: Option<&'a Btf>) -> (&'a Btf, usize) {
+        let off = name_off as usize;
+        match base {
+            Some(base) if off < self.base_strings => (base, off),
+            _ => (self, off - self.base_strings),
+        }
+    }
+
     fn string_section_len(&self) -> usize {
         u32_at(&self.data, 20).unwrap_or(0) as usize
     }
 
     /// A type's name; `base` resolves offsets into the base's strings.
     fn name<'a>(&'a self, name_off: u32, base: Option<&'a Btf>) -> &'a str {
-        let off = name_off as usize;
-        let (btf, off) = match base {
-            Some(base) if off < self.base_strings => (base, off),
-            _ => (self, off - self.base_strings),
-        };
+        let (btf, off) = self.string_at(name_off, base);
         let bytes = &btf.data[btf.strings + off..];
         let len = bytes.iter().position(|&b| b == 0).unwrap_or(0);
         std::str::from_utf8(&bytes[..len]).unwrap_or("")
@@ -127,22 +156,17 @@ impl Btf {
 
     /// The id of the function `name` (for fentry's attach target).
     pub fn func_id(&self, name: &str, base: Option<&Btf>) -> Option<u32> {
-        self.types.iter().enumerate().find_map(|(i, &at)| {
-            let t = parse_type(&self.data, at)?;
-            (t.kind == KIND_FUNC && self.name(t.name_off, base) == name)
-                .then_some(self.first_id + i as u32)
-        })
+        self.find(KIND_FUNC, name, base)
+            .map(|i| self.first_id + i as u32)
     }
 
     /// Byte offset of `member` in `struct name`, looking into anonymous
     /// unions and structs.
     pub fn member_offset(&self, name: &str, member: &str) -> Result<u32, String> {
-        let found = self.types.iter().find_map(|&at| {
-            let t = parse_type(&self.data, at)?;
-            (t.kind == KIND_STRUCT && t.vlen > 0 && self.name(t.name_off, None) == name)
-                .then_some(t)
-        });
-        let t = found.ok_or_else(|| format!("{} has no struct {name}", self.name))?;
+        let t = self
+            .find(KIND_STRUCT, name, None)
+            .and_then(|i| parse_type(&self.data, self.types[i]))
+            .ok_or_else(|| format!("{} has no struct {name}", self.name))?;
         self.find_member(&t, member, 0)
             .map(|bits| bits / 8)
             .ok_or_else(|| format!("{}: struct {name} has no member {member}", self.name))
@@ -176,7 +200,6 @@ impl Btf {
 fn parse_type(data: &[u8], at: usize) -> Option<Type> {
     let info = u32_at(data, at + 4)?;
     Some(Type {
-        name_off: u32_at(data, at)?,
         kind: (info >> 24) & 0x1f,
         vlen: (info & 0xffff) as usize,
         kind_flag: info >> 31 == 1,
@@ -212,5 +235,32 @@ mod tests {
         assert!(i_rdev > 0 && i_rdev.is_multiple_of(4), "{i_rdev}");
         assert!(btf.member_offset("file", "no_such_member").is_err());
         assert!(btf.func_id("vfs_read", None).is_some());
+    }
+
+    /// The look-up by kind and name bytes finds what comparing whole
+    /// names finds: the first struct with members or function of a name,
+    /// for a sample of the kernel's.
+    #[test]
+    fn look_ups_find_the_first_of_each_name() {
+        let btf = Btf::from_file(Path::new("/sys/kernel/btf/vmlinux"), None).unwrap();
+        let first = |kind: u32, name: &str| {
+            (0..btf.types.len()).find(|&i| {
+                let t = parse_type(&btf.data, btf.types[i]).unwrap();
+                t.kind == kind
+                    && (kind != KIND_STRUCT || t.vlen > 0)
+                    && btf.name(u32_at(&btf.data, btf.types[i]).unwrap(), None) == name
+            })
+        };
+        let mut checked = 0;
+        for i in (0..btf.types.len()).step_by(499) {
+            let t = parse_type(&btf.data, btf.types[i]).unwrap();
+            if matches!(t.kind, KIND_STRUCT | KIND_FUNC) {
+                let name = btf.name(u32_at(&btf.data, btf.types[i]).unwrap(), None);
+                assert_eq!(btf.find(t.kind, name, None), first(t.kind, name), "{name}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 50, "{checked}");
+        assert_eq!(btf.find(KIND_FUNC, "no_such_function_anywhere", None), None);
     }
 }

@@ -204,15 +204,17 @@ impl Probe {
         let vmlinux = phases.time("kernel BTF", || {
             Btf::from_file(Path::new(VMLINUX_BTF), None)
         })?;
-        let f_inode = vmlinux
-            .member_offset("file", "f_inode")
-            .map_err(ProbeError::Layout)?;
-        let i_rdev = vmlinux
-            .member_offset("inode", "i_rdev")
-            .map_err(ProbeError::Layout)?;
+        let (f_inode, i_rdev, cgroup_names) = phases.time("kernel layout", || {
+            let f_inode = vmlinux
+                .member_offset("file", "f_inode")
+                .map_err(ProbeError::Layout)?;
+            let i_rdev = vmlinux
+                .member_offset("inode", "i_rdev")
+                .map_err(ProbeError::Layout)?;
+            Ok::<_, ProbeError>((f_inode, i_rdev, names::Offsets::resolve(&vmlinux)))
+        })?;
         let fresh_maps = pins::prepare(&config)?;
         let maps_dir = pins::maps_dir(&config.pin_dir);
-        let cgroup_names = names::Offsets::resolve(&vmlinux);
         let cpus = syscall::possible_cpus()
             .map_err(|e| ProbeError::Other(format!("cannot read the possible CPUs: {e}")))?;
         let possible_cpus = cpus as u32;
