@@ -36,9 +36,10 @@ const PLUGIN_PROFILE: &str = "plugin";
 const PLUGIN_TARGET: &str = "wasm32-wasip2";
 
 /// The programs `host-ebpf` builds, which `src/program.rs` embeds.
-const KERNEL_PROGRAMS: [&str; 4] = [
+const KERNEL_PROGRAMS: [&str; 5] = [
     "kubenpu",
     "kubenpu-floor",
+    "kubenpu-lsm-count",
     "kubenpu-per-event",
     "kubenpu-table",
 ];

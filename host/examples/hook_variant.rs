@@ -12,14 +12,19 @@
 //!   counting program does (two hashes, the agent's pinned maps) and as an
 //!   array of 256 numbers per vendor (filled here from the same maps),
 //!   returning after the lookups: what the table's shape costs.
+//! - `count` (on `lsm` only): a BPF LSM program on `file_ioctl` as the
+//!   counting hook, the agent's filter and its entry's count (calls only:
+//!   an LSM hook runs before the call). On exit it prints what it counted
+//!   per ioctl number (`counted: NR CALLS REMOTE`), for exactness against
+//!   what was issued.
 //!
 //! `hook_variant VARIANT fentry|kprobe|kprobe-multi|kprobe-session|lsm
 //! [PIN_DIR]` (as root; fentry goes through the `drm` module's BTF, as on
 //! Debian's kernels; kprobe-multi runs the kprobe program through an
 //! fprobe; kprobe-session runs the empty variant's kprobe program as a
 //! session, which, returning 0, runs again at every return: the session's
-//! empty pair; lsm runs the empty variant's BPF LSM program on every
-//! ioctl (`file_ioctl`), the floor of the policy's check; PIN_DIR is the
+//! empty pair; lsm runs the empty or count variant's BPF LSM program on
+//! every ioctl (`file_ioctl`), the floor of the policy's check; PIN_DIR is the
 //! agent's `--pin-path`, /sys/fs/bpf/kubenpu by default). On exit it
 //! prints the events it read.
 
@@ -45,15 +50,15 @@ use kubenpu::{
         Btf, Side, VMLINUX_BTF, link_kprobe_multi, link_kprobe_session, link_lsm,
         load_kprobe_multi, load_kprobe_session, load_lsm, load_on_module,
     },
-    program::{FLOOR_OBJECT, PER_EVENT_OBJECT, TABLE_OBJECT},
+    program::{FLOOR_OBJECT, LSM_COUNT_OBJECT, PER_EVENT_OBJECT, TABLE_OBJECT},
 };
-use kubenpu_ebpf::{DeviceEntry, IoctlEntry, IoctlKey, global, map};
+use kubenpu_ebpf::{CountKey, DeviceEntry, IoctlEntry, IoctlKey, global, map};
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [variant, hook, rest @ ..] = &args[..] else {
         anyhow::bail!(
-            "usage: hook_variant empty|per-event|table-hash|table-array fentry|kprobe|kprobe-multi|kprobe-session|lsm [PIN_DIR]"
+            "usage: hook_variant empty|per-event|table-hash|table-array|count fentry|kprobe|kprobe-multi|kprobe-session|lsm [PIN_DIR]"
         );
     };
     let pin_dir = PathBuf::from(rest.first().map_or("/sys/fs/bpf/kubenpu", String::as_str));
@@ -63,8 +68,9 @@ fn main() -> anyhow::Result<()> {
         "per-event" => (PER_EVENT_OBJECT, "kubenpu_per_event"),
         "table-hash" => (TABLE_OBJECT, "kubenpu_table_hash"),
         "table-array" => (TABLE_OBJECT, "kubenpu_table_array"),
+        "count" => (LSM_COUNT_OBJECT, "kubenpu_count"),
         other => anyhow::bail!(
-            "hook_variant: unknown variant {other:?}: choose empty, per-event, table-hash or table-array"
+            "hook_variant: unknown variant {other:?}: choose empty, per-event, table-hash, table-array or count"
         ),
     };
     let mut loader = EbpfLoader::new();
@@ -101,6 +107,19 @@ fn main() -> anyhow::Result<()> {
     done.store(true, Ordering::Relaxed);
     let events = reader.map_or(0, |r| r.join().expect("the reader thread"));
     println!("events: {events}");
+    if let Some(map) = ebpf.map("LSM_COUNTS") {
+        let counts: HashMap<&MapData, CountKey, [u64; 2]> = HashMap::try_from(map)?;
+        let mut by_nr: BTreeMap<u32, [u64; 2]> = BTreeMap::new();
+        for entry in counts.iter() {
+            let (key, [calls, remote]) = entry?;
+            let sum = by_nr.entry(key.nr).or_default();
+            sum[0] += calls;
+            sum[1] += remote;
+        }
+        for (nr, [calls, remote]) in by_nr {
+            println!("counted: {nr:#x} {calls} {remote}");
+        }
+    }
     Ok(())
 }
 
@@ -135,13 +154,18 @@ fn attach(
         "kprobe-session" => anyhow::bail!(
             "hook_variant: only the empty variant runs as a session (the others' entry programs would run again at every return)"
         ),
-        "lsm" if prefix == "kubenpu_floor" => {
+        "lsm" if matches!(prefix, "kubenpu_floor" | "kubenpu_count") => {
             let name = format!("{prefix}_lsm");
             let program = load_lsm(ebpf, object, (&name, "file_ioctl"), vmlinux, true)?;
             let link = link_lsm(program.as_fd(), "file_ioctl")?;
             return Ok(vec![Attached::Multi(program, link)]);
         }
-        "lsm" => anyhow::bail!("hook_variant: only the empty variant runs on the LSM hook"),
+        "lsm" => {
+            anyhow::bail!("hook_variant: only the empty and count variants run on the LSM hook")
+        }
+        _ if prefix == "kubenpu_count" => {
+            anyhow::bail!("hook_variant: the count variant runs on the LSM hook only")
+        }
         other => anyhow::bail!(
             "hook_variant: unknown hook {other:?}: choose fentry, kprobe, kprobe-multi, kprobe-session or lsm"
         ),

@@ -20,6 +20,12 @@ pub static PER_EVENT_OBJECT: &[u8] =
 pub static TABLE_OBJECT: &[u8] =
     aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/kubenpu-table"));
 
+/// For benchmarks: a BPF LSM program on `file_ioctl` as the counting hook
+/// (calls only: an LSM hook runs before the call), filtering with the
+/// agent's own maps.
+pub static LSM_COUNT_OBJECT: &[u8] =
+    aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/kubenpu-lsm-count"));
+
 #[cfg(test)]
 mod tests {
     use super::OBJECT;

@@ -3,7 +3,8 @@
 //! variant filters exactly as the agent does and its reader receives one
 //! event per counted call, the empty pair (entry and exit) runs once per
 //! call, and so do the table variants' lookups. The session's empty pair
-//! is one program that runs twice per call.
+//! is one program that runs twice per call. The LSM counting program
+//! counts exactly the calls the agent counts, and nothing else.
 
 mod support;
 
@@ -46,6 +47,7 @@ fn the_per_event_variant_sees_every_counted_call_and_nothing_else() {
            for v in per-event empty table-hash table-array; do variant $v $hook; done
          done
          variant empty kprobe-session
+         variant count lsm
          cp $AGENT_LOG /shared/agent.log",
     );
     for hook in ["fentry", "kprobe", "kprobe-multi"] {
@@ -78,6 +80,14 @@ fn the_per_event_variant_sees_every_counted_call_and_nothing_else() {
     let session = results.file("empty.kprobe-session.runs");
     assert_eq!(session.lines().count(), 1, "the session:\n{session}");
     assert_runs(&session, "kprobe-session", 2);
+    // Every ioctl on the node passes file_ioctl, so the LSM program runs
+    // for the untracked call and the unclaimed device too; it counts only
+    // the calls the vendor tables keep, per ioctl number.
+    assert_eq!(
+        results.file("count.lsm").trim(),
+        "events: 0\ncounted: 0x41 700 0\ncounted: 0x48 3000 0"
+    );
+    assert_runs(&results.file("count.lsm.runs"), "lsm", 1);
 }
 
 /// Every program in `prog_stats` lines ran `per_call` times per call of

@@ -1,5 +1,5 @@
 //! `bench-tables DIR`: reads what scripts/bench measured into DIR
-//! (`hooks.txt`, `numa.txt`, `policy.txt`, `footprint.txt`, `churn.txt`,
+//! (`hooks.txt`, `lsm.txt`, `numa.txt`, `policy.txt`, `footprint.txt`, `churn.txt`,
 //! `scaling.txt`, `contention.txt`, `scrape.txt`, `plugins.txt`)
 //! and prints
 //! BENCHMARKS.md's tables in Markdown: medians with the spread over rounds,
@@ -20,6 +20,7 @@ fn main() -> anyhow::Result<()> {
             .map_err(|e| anyhow::anyhow!("{}: {e} (run scripts/bench first)", path.display()))
     };
     print!("{}", sections::hooks(&read("hooks.txt")?)?);
+    print!("{}", sections::lsm_exactness(&read("lsm.txt")?)?);
     print!("{}", sections::numa(&read("numa.txt")?)?);
     print!("{}", sections::policy(&read("policy.txt")?)?);
     print!("{}", sections::footprint(&read("footprint.txt")?)?);

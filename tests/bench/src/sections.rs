@@ -36,16 +36,24 @@ fn number(word: &str) -> Result<f64> {
         .with_context(|| format!("{word:?} is not a number"))
 }
 
-const HOOKS: [&str; 4] = ["kprobe-session", "kprobe-multi", "kprobe", "fentry"];
-const VARIANTS: [&str; 6] = [
+const HOOKS: [&str; 5] = ["kprobe-session", "kprobe-multi", "kprobe", "fentry", "lsm"];
+const VARIANTS: [&str; 7] = [
     "none",
     "empty",
     "kubenpu",
+    "count",
     "per-event",
     "table-hash",
     "table-array",
 ];
-const CASES: [&str; 3] = ["filtered", "untracked", "counted"];
+const CASES: [&str; 4] = ["unrelated", "filtered", "untracked", "counted"];
+
+/// The counting program measured on `hook`: the agent's, but on the LSM
+/// hook, which the agent does not count on: the benchmarks' LSM counting
+/// program there.
+fn counting(hook: &str) -> &'static str {
+    if hook == "lsm" { "count" } else { "kubenpu" }
+}
 
 /// Run time per call (the entry and exit programs together) and wall time
 /// per call, per hook, variant and case; then the ratios of the targets.
@@ -88,11 +96,11 @@ pub fn hooks(text: &str) -> Result<String> {
             .unwrap_or(f64::NAN)
     };
     out.push_str("\n### Ratios (of medians)\n\n");
-    out.push_str("Run time is the programs alone, entry and exit (`bpf_stats`); wall time includes the hook's dispatch and the ioctl itself. \"empty\" is the empty pair (for a session, its one empty program, which runs at the entry and at the return); the per-event variant has an entry program only.\n\n");
-    out.push_str("| hook | measure | counted ÷ empty | counted ÷ per-event | filtered ÷ empty |\n|---|---|---:|---:|---:|\n");
-    // A hook the kernel lacks has no rows; a session has no per-event
-    // variant ("–").
-    let measured = |hook| cost.contains_key(&(hook, "kubenpu", "counted"));
+    out.push_str("Run time is the programs alone, entry and exit (`bpf_stats`); wall time includes the hook's dispatch and the ioctl itself. \"empty\" is the empty pair (for a session, its one empty program, which runs at the entry and at the return; on the LSM hook, one empty program before the call); the per-event variant has an entry program only. On the LSM hook the counting program is `count`, which counts calls only. \"unrelated ÷ none\" is what an ioctl on a file that is no DRM device pays in wall time for the counting program being there.\n\n");
+    out.push_str("| hook | measure | counted ÷ empty | counted ÷ per-event | filtered ÷ empty | unrelated ÷ none |\n|---|---|---:|---:|---:|---:|\n");
+    // A hook the kernel lacks has no rows; a session and the LSM hook have
+    // no per-event variant ("–").
+    let measured = |hook| cost.contains_key(&(hook, counting(hook), "counted"));
     for hook in HOOKS.into_iter().filter(|hook| measured(hook)) {
         for (label, wall) in [("run time", false), ("wall time", true)] {
             let ratio = |a: f64, b: f64| {
@@ -103,19 +111,28 @@ pub fn hooks(text: &str) -> Result<String> {
                     format!("{r:.2}")
                 }
             };
+            let counting = counting(hook);
+            let unrelated = if wall {
+                ratio(
+                    median(hook, counting, "unrelated", true),
+                    median("none", "none", "unrelated", true),
+                )
+            } else {
+                "–".to_owned()
+            };
             writeln!(
                 out,
-                "| {hook} | {label} | {} | {} | {} |",
+                "| {hook} | {label} | {} | {} | {} | {unrelated} |",
                 ratio(
-                    median(hook, "kubenpu", "counted", wall),
+                    median(hook, counting, "counted", wall),
                     median(hook, "empty", "counted", wall)
                 ),
                 ratio(
-                    median(hook, "kubenpu", "counted", wall),
+                    median(hook, counting, "counted", wall),
                     median(hook, "per-event", "counted", wall)
                 ),
                 ratio(
-                    median(hook, "kubenpu", "filtered", wall),
+                    median(hook, counting, "filtered", wall),
                     median(hook, "empty", "filtered", wall)
                 ),
             )?;
@@ -149,9 +166,22 @@ pub fn hooks(text: &str) -> Result<String> {
         .count();
     writeln!(
         out,
-        "\nThe per-event reader received every event in {complete} of {} runs.\n",
+        "\nThe per-event reader received every event in {complete} of {} runs.",
         events.len()
     )?;
+    let counted = lines(text, "lsm-counted");
+    if !counted.is_empty() {
+        let exact = counted
+            .iter()
+            .filter(|f| f.len() == 4 && f[2] == f[3])
+            .count();
+        writeln!(
+            out,
+            "The LSM counting program counted every counted call in {exact} of {} runs.",
+            counted.len()
+        )?;
+    }
+    out.push('\n');
     Ok(out)
 }
 
@@ -415,6 +445,33 @@ A counted call (virtio-gpu's `WAIT`) from CPU 0 (node 0) on a device without a N
     Ok(out)
 }
 
+/// The LSM counting program's counts against what the workload issued:
+/// more busy threads than CPUs, and waits that signals interrupt.
+pub fn lsm_exactness(text: &str) -> Result<String> {
+    let mut out = String::from(
+        "### An LSM entry as the counting hook: exactness
+
+The benchmarks' LSM counting program on `file_ioctl`, 2 vCPUs: eight threads sharing one fd, 2,500 counted calls each; and 20 syncobj waits of 20 ms interrupted by a SIGALRM (SA_RESTART) every 3 ms, which the kernel restarts unseen by the workload. One row a run.
+
+| round | case | counted | issued | signals taken |\n|---:|---|---:|---:|---:|\n",
+    );
+    let runs = lines(text, "lsm-threads");
+    if runs.is_empty() {
+        bail!("no lsm-threads lines: the LSM exactness benchmark did not run");
+    }
+    for fields in runs {
+        let [round, case, counted, issued, signals] = fields[..] else {
+            bail!("an lsm-threads line has {} fields, not 5", fields.len());
+        };
+        writeln!(
+            out,
+            "| {round} | {case} | {counted} | {issued} | {signals} |"
+        )?;
+    }
+    out.push('\n');
+    Ok(out)
+}
+
 /// The policy's check per ioctl: no program, an empty LSM program on
 /// `file_ioctl` and the agent's check, on an unrelated ioctl and on a DRM
 /// ioctl of a claimed device by a caller without a rule; then the check
@@ -500,7 +557,9 @@ pub fn plugins(text: &str) -> Result<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{churn, contention, footprint, hooks, numa, policy, scaling, scrape};
+    use super::{
+        churn, contention, footprint, hooks, lsm_exactness, numa, policy, scaling, scrape,
+    };
 
     #[test]
     fn hook_lines_become_medians_and_ratios() {
@@ -519,25 +578,51 @@ mod tests {
                 text += &format!("cost {round} kprobe-session {variant} counted {run} 1000\n");
                 text += &format!("cost {round} kprobe-session {variant} filtered {run} 1000\n");
             }
+            text += &format!("cost {round} none none unrelated 0 1000\n");
+            for (variant, run) in [("empty", 100), ("count", 300)] {
+                for case in ["unrelated", "filtered", "counted"] {
+                    text += &format!("cost {round} lsm {variant} {case} {run} {}\n", 1000 + run);
+                }
+            }
             text += &format!("events {round} fentry 201000 201000\nnoise from the console\n");
+            text += &format!("lsm-counted {round} lsm {} 201000\n", 201000 - round + 1);
         }
         let out = hooks(&text).unwrap();
         // A session has no per-event variant; kprobe was not measured.
         assert!(
-            out.contains("| kprobe-session | run time | 2.00 | – | 2.00 |"),
+            out.contains("| kprobe-session | run time | 2.00 | – | 2.00 | – |"),
             "{out}"
         );
+        // The LSM hook's counting program is `count`; an unrelated ioctl
+        // pays it in wall time against no program at all.
+        assert!(
+            out.contains("| lsm | wall time | 1.18 | – | 1.18 | 1.30 |"),
+            "{out}"
+        );
+        assert!(out.contains("every counted call in 1 of 2 runs"), "{out}");
         assert!(!out.contains("| kprobe | run time"), "{out}");
         assert!(
             out.contains("| fentry | kubenpu | counted | 400 (200–600) | 1200 (1200–1200) |"),
             "{out}"
         );
         assert!(
-            out.contains("| fentry | run time | 2.00 | 0.25 | 2.00 |"),
+            out.contains("| fentry | run time | 2.00 | 0.25 | 2.00 | – |"),
             "{out}"
         );
         assert!(out.contains("every event in 2 of 2 runs"), "{out}");
         assert!(hooks("nothing measured").is_err());
+    }
+
+    #[test]
+    fn lsm_exactness_lines_become_rows() {
+        let out = lsm_exactness(
+            "lsm-threads 1 threads 20000 20000 0\nnoise\nlsm-threads 1 restarts 145 20 144\n",
+        )
+        .unwrap();
+        assert!(out.contains("| 1 | threads | 20000 | 20000 | 0 |"), "{out}");
+        assert!(out.contains("| 1 | restarts | 145 | 20 | 144 |"), "{out}");
+        assert!(lsm_exactness("nothing").is_err());
+        assert!(lsm_exactness("lsm-threads 1 threads 1").is_err());
     }
 
     #[test]
