@@ -14,20 +14,41 @@ fn main() -> anyhow::Result<()> {
     let dir = std::env::args()
         .nth(1)
         .ok_or_else(|| anyhow::anyhow!("usage: bench-tables DIR"))?;
-    let read = |name: &str| {
+    type Section = fn(&str) -> anyhow::Result<String>;
+    let sections: [(&str, Section); 10] = [
+        ("hooks.txt", sections::hooks),
+        ("lsm.txt", sections::lsm_exactness),
+        ("numa.txt", sections::numa),
+        ("policy.txt", sections::policy),
+        ("footprint.txt", sections::footprint),
+        ("churn.txt", sections::churn),
+        ("scaling.txt", sections::scaling),
+        ("contention.txt", sections::contention),
+        ("scrape.txt", sections::scrape),
+        ("plugins.txt", sections::plugins),
+    ];
+    // A benchmark run alone (one script of scripts/bench, in the VM by
+    // hand) leaves only its own file: its tables are printed, and each
+    // missing file is named once.
+    let mut printed = 0;
+    for (name, section) in sections {
         let path = Path::new(&dir).join(name);
-        std::fs::read_to_string(&path)
-            .map_err(|e| anyhow::anyhow!("{}: {e} (run scripts/bench first)", path.display()))
-    };
-    print!("{}", sections::hooks(&read("hooks.txt")?)?);
-    print!("{}", sections::lsm_exactness(&read("lsm.txt")?)?);
-    print!("{}", sections::numa(&read("numa.txt")?)?);
-    print!("{}", sections::policy(&read("policy.txt")?)?);
-    print!("{}", sections::footprint(&read("footprint.txt")?)?);
-    print!("{}", sections::churn(&read("churn.txt")?)?);
-    print!("{}", sections::scaling(&read("scaling.txt")?)?);
-    print!("{}", sections::contention(&read("contention.txt")?)?);
-    print!("{}", sections::scrape(&read("scrape.txt")?)?);
-    print!("{}", sections::plugins(&read("plugins.txt")?)?);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => {
+                print!("{}", section(&text)?);
+                printed += 1;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                eprintln!(
+                    "bench-tables: no {} (that benchmark did not run)",
+                    path.display()
+                );
+            }
+            Err(e) => anyhow::bail!("{}: {e}", path.display()),
+        }
+    }
+    if printed == 0 {
+        anyhow::bail!("{dir} holds no benchmark's output: run scripts/bench first");
+    }
     Ok(())
 }
