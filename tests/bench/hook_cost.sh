@@ -39,10 +39,13 @@ start_agent
 stop_agent
 detach
 
-SESSION= LSM=
+# Only the hooks this kernel has: sessions from 6.10, kprobe.multi with
+# fprobe (Debian's 6.1 has neither), the LSM hook where BPF LSM is active.
+SESSION= MULTI= LSM=
 grep -qw bpf_session_is_return /proc/kallsyms && SESSION=kprobe-session
+grep -qw register_fprobe /proc/kallsyms && MULTI=kprobe-multi
 grep -qw bpf /sys/kernel/security/lsm && LSM=lsm
-HOOKS=${HOOKS:-$SESSION kprobe-multi kprobe fentry $LSM}
+HOOKS=${HOOKS:-$SESSION $MULTI kprobe fentry $LSM}
 for round in $(seq "$ROUNDS"); do
   for case in $CASES; do
     echo "cost $round none none ${case%%:*} 0 $(wall_per_call "${case#*:}:$N")"
