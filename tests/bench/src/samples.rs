@@ -33,7 +33,8 @@ impl Samples {
         }
     }
 
-    fn range(&self) -> (f64, f64) {
+    /// The smallest and the largest value.
+    pub fn range(&self) -> (f64, f64) {
         let min = self.0.iter().copied().fold(f64::INFINITY, f64::min);
         let max = self.0.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         (min, max)

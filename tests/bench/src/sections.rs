@@ -60,13 +60,22 @@ fn counting(hook: &str) -> &'static str {
 pub fn hooks(text: &str) -> Result<String> {
     // (hook, variant, case) -> (run ns, wall ns)
     let mut cost: BTreeMap<(&str, &str, &str), (Samples, Samples)> = BTreeMap::new();
+    // The same, by round: a ratio's spread is that of its rounds' ratios,
+    // each between two measurements taken minutes apart.
+    type ByRound<'t> = BTreeMap<&'t str, (f64, f64)>;
+    let mut rounds: BTreeMap<(&str, &str, &str), ByRound> = BTreeMap::new();
     for fields in lines(text, "cost") {
-        let [_round, hook, variant, case, run, wall] = fields[..] else {
+        let [round, hook, variant, case, run, wall] = fields[..] else {
             bail!("a cost line has {} fields, not 6", fields.len());
         };
+        let (run, wall) = (number(run)?, number(wall)?);
         let entry = cost.entry((hook, variant, case)).or_default();
-        entry.0.push(number(run)?);
-        entry.1.push(number(wall)?);
+        entry.0.push(run);
+        entry.1.push(wall);
+        rounds
+            .entry((hook, variant, case))
+            .or_default()
+            .insert(round, (run, wall));
     }
     if cost.is_empty() {
         bail!("no cost lines: the hook benchmark did not run");
@@ -95,27 +104,40 @@ pub fn hooks(text: &str) -> Result<String> {
             .map(|(run, w)| if wall { w.median() } else { run.median() })
             .unwrap_or(f64::NAN)
     };
+    // `a ÷ b`: the ratio of their medians, and the least and the most of
+    // the rounds' ratios; "–" where either was not measured.
+    type Measured = (&'static str, &'static str, &'static str);
+    let ratio = |a: Measured, b: Measured, wall: bool| {
+        let pick = |&(run, w): &(f64, f64)| if wall { w } else { run };
+        let of_medians = median(a.0, a.1, a.2, wall) / median(b.0, b.1, b.2, wall);
+        if of_medians.is_nan() {
+            return "–".to_owned();
+        }
+        let mut each = Samples::default();
+        if let (Some(a), Some(b)) = (rounds.get(&a), rounds.get(&b)) {
+            for (round, value) in a {
+                if let Some(other) = b.get(round) {
+                    each.push(pick(value) / pick(other));
+                }
+            }
+        }
+        let (least, most) = each.range();
+        format!("{of_medians:.2} ({least:.2}–{most:.2})")
+    };
     out.push_str("\n### Ratios (of medians)\n\n");
-    out.push_str("Run time is the programs alone, entry and exit (`bpf_stats`); wall time includes the hook's dispatch and the ioctl itself. \"empty\" is the empty pair (for a session, its one empty program, which runs at the entry and at the return; on the LSM hook, one empty program before the call); the per-event variant has an entry program only. On the LSM hook the counting program is `count`, which counts calls only. \"unrelated ÷ none\" is what an ioctl on a file that is no DRM device pays in wall time for the counting program being there.\n\n");
+    out.push_str("Run time is the programs alone, entry and exit (`bpf_stats`); wall time includes the hook's dispatch and the ioctl itself. \"empty\" is the empty pair (for a session, its one empty program, which runs at the entry and at the return; on the LSM hook, one empty program before the call); the per-event variant has an entry program only. On the LSM hook the counting program is `count`, which counts calls only. \"unrelated ÷ none\" is what an ioctl on a file that is no DRM device pays in wall time for the counting program being there. Each ratio is of the medians, then (in brackets) the least and the most of the rounds' own ratios.\n\n");
     out.push_str("| hook | measure | counted ÷ empty | counted ÷ per-event | filtered ÷ empty | unrelated ÷ none |\n|---|---|---:|---:|---:|---:|\n");
     // A hook the kernel lacks has no rows; a session and the LSM hook have
     // no per-event variant ("–").
     let measured = |hook| cost.contains_key(&(hook, counting(hook), "counted"));
     for hook in HOOKS.into_iter().filter(|hook| measured(hook)) {
         for (label, wall) in [("run time", false), ("wall time", true)] {
-            let ratio = |a: f64, b: f64| {
-                let r = a / b;
-                if r.is_nan() {
-                    "–".to_owned()
-                } else {
-                    format!("{r:.2}")
-                }
-            };
             let counting = counting(hook);
             let unrelated = if wall {
                 ratio(
-                    median(hook, counting, "unrelated", true),
-                    median("none", "none", "unrelated", true),
+                    (hook, counting, "unrelated"),
+                    ("none", "none", "unrelated"),
+                    true,
                 )
             } else {
                 "–".to_owned()
@@ -124,16 +146,19 @@ pub fn hooks(text: &str) -> Result<String> {
                 out,
                 "| {hook} | {label} | {} | {} | {} | {unrelated} |",
                 ratio(
-                    median(hook, counting, "counted", wall),
-                    median(hook, "empty", "counted", wall)
+                    (hook, counting, "counted"),
+                    (hook, "empty", "counted"),
+                    wall
                 ),
                 ratio(
-                    median(hook, counting, "counted", wall),
-                    median(hook, "per-event", "counted", wall)
+                    (hook, counting, "counted"),
+                    (hook, "per-event", "counted"),
+                    wall
                 ),
                 ratio(
-                    median(hook, counting, "filtered", wall),
-                    median(hook, "empty", "filtered", wall)
+                    (hook, counting, "filtered"),
+                    (hook, "empty", "filtered"),
+                    wall
                 ),
             )?;
         }
@@ -574,7 +599,7 @@ mod tests {
                     );
                 }
             }
-            for (variant, run) in [("empty", 100), ("kubenpu", 200)] {
+            for (variant, run) in [("empty", 100), ("kubenpu", 200 * round)] {
                 text += &format!("cost {round} kprobe-session {variant} counted {run} 1000\n");
                 text += &format!("cost {round} kprobe-session {variant} filtered {run} 1000\n");
             }
@@ -589,14 +614,19 @@ mod tests {
         }
         let out = hooks(&text).unwrap();
         // A session has no per-event variant; kprobe was not measured.
+        // Its rounds' ratios were 2 and 4: 3 of the medians.
         assert!(
-            out.contains("| kprobe-session | run time | 2.00 | – | 2.00 | – |"),
+            out.contains(
+                "| kprobe-session | run time | 3.00 (2.00–4.00) | – | 3.00 (2.00–4.00) | – |"
+            ),
             "{out}"
         );
         // The LSM hook's counting program is `count`; an unrelated ioctl
         // pays it in wall time against no program at all.
         assert!(
-            out.contains("| lsm | wall time | 1.18 | – | 1.18 | 1.30 |"),
+            out.contains(
+                "| lsm | wall time | 1.18 (1.18–1.18) | – | 1.18 (1.18–1.18) | 1.30 (1.30–1.30) |"
+            ),
             "{out}"
         );
         assert!(out.contains("every counted call in 1 of 2 runs"), "{out}");
@@ -606,7 +636,9 @@ mod tests {
             "{out}"
         );
         assert!(
-            out.contains("| fentry | run time | 2.00 | 0.25 | 2.00 | – |"),
+            out.contains(
+                "| fentry | run time | 2.00 (2.00–2.00) | 0.25 (0.25–0.25) | 2.00 (2.00–2.00) | – |"
+            ),
             "{out}"
         );
         assert!(out.contains("every event in 2 of 2 runs"), "{out}");
