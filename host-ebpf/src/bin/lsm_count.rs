@@ -30,7 +30,9 @@ use kubenpu_ebpf::{CountKey, NO_NUMA_NODE};
 #[path = "../filter.rs"]
 #[allow(
     dead_code,
-    reason = "the LSM hook has its own entry; the tracing hooks' are unused"
+    unused_imports,
+    unused_macros,
+    reason = "the LSM hook has its own entry: the tracing hooks' entries and their macro are unused"
 )]
 mod filter;
 #[path = "../object.rs"]
