@@ -142,6 +142,9 @@ fn attach(
     hook: &str,
     vmlinux: &Btf,
 ) -> anyhow::Result<Vec<Attached>> {
+    if prefix == "kubenpu_count" && hook != "lsm" {
+        anyhow::bail!("hook_variant: the count variant runs on the LSM hook only");
+    }
     let (entry, exit) = match hook {
         "kprobe" | "kprobe-multi" => ("kprobe", "kretprobe"),
         "fentry" => ("fentry", "fexit"),
@@ -162,9 +165,6 @@ fn attach(
         }
         "lsm" => {
             anyhow::bail!("hook_variant: only the empty and count variants run on the LSM hook")
-        }
-        _ if prefix == "kubenpu_count" => {
-            anyhow::bail!("hook_variant: the count variant runs on the LSM hook only")
         }
         other => anyhow::bail!(
             "hook_variant: unknown hook {other:?}: choose fentry, kprobe, kprobe-multi, kprobe-session or lsm"

@@ -272,7 +272,7 @@ fn deadline(timeout: Duration) -> i64 {
 /// SIGALRMs handled so far.
 static ALARMS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-extern "C" fn ignore(_: libc::c_int) {
+extern "C" fn count_alarm(_: libc::c_int) {
     ALARMS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
 }
 
@@ -320,7 +320,7 @@ pub fn interrupt_every(interval: Duration) -> Result<(), String> {
     // SAFETY: a zeroed sigaction is valid; the handler is async-signal-safe.
     unsafe {
         let mut action: libc::sigaction = std::mem::zeroed();
-        action.sa_sigaction = ignore as *const () as libc::sighandler_t;
+        action.sa_sigaction = count_alarm as *const () as libc::sighandler_t;
         action.sa_flags = libc::SA_RESTART;
         if libc::sigaction(libc::SIGALRM, &action, std::ptr::null_mut()) != 0 {
             return Err(format!("sigaction: {}", std::io::Error::last_os_error()));
