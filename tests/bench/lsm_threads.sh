@@ -29,7 +29,11 @@ counted() {
   hold count lsm
   issued=$(kubenpu-workload "$@" | sed 's/.*"calls":\([0-9]*\).*"signals":\([0-9]*\).*/\1 \2/')
   release
-  [ -n "$issued" ] || return 0
+  # Only the restarts may find no syncobjs (6.1's virtio-gpu).
+  if [ -z "$issued" ]; then
+    [ "$case" = restarts ] || fail "the workload failed in the $case case"
+    return 0
+  fi
   counted=$(awk -v nr="$nr" '$1 == "counted:" && $2 == nr {print $3}' /tmp/hold-out)
   echo "lsm-threads $round $case ${counted:-0} $issued"
 }

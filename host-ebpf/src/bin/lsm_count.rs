@@ -8,7 +8,10 @@
 //! call as the counting program's entry does: the counter per cgroup,
 //! device and number (made on first use), an atomic add, and the NUMA
 //! check. It counts every ioctl syscall, so a call the kernel restarts
-//! after a signal is counted once per restart. The agent never loads it.
+//! after a signal is counted once per restart. It attaches to
+//! `file_ioctl` only: 32-bit callers pass `file_ioctl_compat` from Linux
+//! 6.8 on, and the benchmarks' workload is 64-bit. The agent never loads
+//! it.
 //!
 //! SPDX-License-Identifier: GPL-2.0-only
 #![no_std]

@@ -80,7 +80,7 @@ pub fn hooks(text: &str) -> Result<String> {
     if cost.is_empty() {
         bail!("no cost lines: the hook benchmark did not run");
     }
-    let mut out = String::from("### Cost per `drm_ioctl` call\n\n");
+    let mut out = String::from("### Cost per call, per hook\n\n");
     out.push_str("Median (min–max) over the rounds, in ns.\n\n");
     out.push_str("| hook | program | call | run time per call | wall time per call |\n|---|---|---|---:|---:|\n");
     for (hook, variant) in std::iter::once(("none", "none")).chain(
