@@ -120,11 +120,18 @@ impl Kubelet {
     }
 
     /// Classifies a failed call; anything but a refusal drops the
-    /// connection, so the next call connects anew.
+    /// connection, so the next call connects anew. A call that failed
+    /// because the socket went (kubelet stopping: the channel reconnects
+    /// to a path no longer there) is the socket's absence, as the next
+    /// call would find it, not a server that did not answer.
     fn failed(&mut self, call: &'static str, status: tonic::Status) -> CallError {
         match status.code() {
             Code::ResourceExhausted => CallError::RateLimited(status.message().to_owned()),
             Code::Unimplemented => CallError::Unimplemented(call),
+            _ if !self.socket.exists() => {
+                self.client = None;
+                CallError::Absent(self.socket.clone())
+            }
             _ => {
                 self.client = None;
                 CallError::Unavailable {
@@ -145,4 +152,30 @@ fn one_line(status: &tonic::Status) -> String {
         source = cause.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A failure once the socket is gone is its absence; with the socket
+    /// there, the server did not answer.
+    #[test]
+    fn a_call_that_failed_because_the_socket_went_is_absent() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("kubelet.sock");
+        let mut kubelet = Kubelet::new(socket.clone(), Duration::from_secs(1));
+        let gone = kubelet.failed(
+            "List",
+            tonic::Status::unavailable("No such file or directory"),
+        );
+        assert_eq!(gone, CallError::Absent(socket.clone()));
+        std::fs::write(&socket, "").unwrap();
+        let failed = kubelet.failed("List", tonic::Status::unavailable("connection closed"));
+        assert_eq!(failed.reason(), "unavailable");
+        assert_eq!(
+            kubelet.failed("List", tonic::Status::resource_exhausted("slow down")),
+            CallError::RateLimited("slow down".into())
+        );
+    }
 }
