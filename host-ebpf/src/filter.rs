@@ -1,6 +1,7 @@
-//! What every program on `drm_ioctl` does first: find the device from
-//! `filp->f_inode->i_rdev`, keep only known accelerator devices and the
-//! ioctl numbers their vendor counts. Shared by the counting program and
+//! What every program on `drm_ioctl` (and on the other drivers' ioctl
+//! entries, which take the same arguments) does first: find the device
+//! from `filp->f_inode->i_rdev`, keep only known accelerator devices and
+//! the ioctl commands their vendor counts. Shared by the counting program and
 //! the benchmarks' per-event variant, which must filter exactly alike.
 //!
 //! SPDX-License-Identifier: GPL-2.0-only
@@ -100,7 +101,8 @@ fn offset(global: &'static u32) -> usize {
 
 /// A call the vendor tables keep.
 pub struct Kept {
-    /// `cmd & 0xff`.
+    /// Its key in the device's table, `cmd & cmd_mask` (`cmd & 0xff` on
+    /// DRM).
     pub nr: u32,
     /// What the vendor's table says of it.
     pub entry: &'static IoctlEntry,
@@ -115,7 +117,8 @@ pub fn device(rdev: u32) -> Option<&'static DeviceEntry> {
     unsafe { DEVICES.get(rdev) }
 }
 
-/// What `device`'s vendor counts of ioctl number `nr`, if it counts it.
+/// What `device`'s vendor counts of the ioctl keyed `nr` (`cmd &
+/// cmd_mask`), if it counts it.
 #[inline(always)]
 pub fn ioctl(device: &DeviceEntry, nr: u32) -> Option<&'static IoctlEntry> {
     // SAFETY: map values are only read.
@@ -127,11 +130,11 @@ pub fn ioctl(device: &DeviceEntry, nr: u32) -> Option<&'static IoctlEntry> {
     }
 }
 
-/// The call, if the device's vendor counts its ioctl number, else `None`.
+/// The call, if the device's vendor counts its command, else `None`.
 #[inline(always)]
 pub fn tracked(call: &Call) -> Option<Kept> {
     let device = device(call.rdev)?;
-    let nr = call.cmd & 0xff;
+    let nr = call.cmd & device.cmd_mask;
     let entry = ioctl(device, nr)?;
     Some(Kept {
         nr,

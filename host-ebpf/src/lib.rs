@@ -8,10 +8,16 @@
 
 /// Bumped whenever a map's key, value or meaning changes: an agent finding
 /// pinned maps of another layout replaces them instead of adopting them.
-pub const LAYOUT_VERSION: u32 = 5;
+pub const LAYOUT_VERSION: u32 = 6;
 
 /// The kernel function every DRM and accel driver routes ioctls through.
+/// Drivers outside DRM have their own entries, which the vendor plugins
+/// name; the same programs run on them.
 pub const HOOKED_FUNCTION: &str = "drm_ioctl";
+
+/// The bits of a DRM ioctl command that pick its table entry: the number,
+/// which `drm_ioctl` dispatches on whatever the command's size.
+pub const DRM_COMMAND_MASK: u32 = 0xff;
 
 /// Program names in the object, per hook.
 pub mod program {
@@ -372,10 +378,15 @@ pub const DURATION_BUCKETS: u16 = 64;
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DeviceEntry {
-    /// The vendor's slot in the IOCTLS map.
+    /// The slot of the vendor's table for the node in the IOCTLS map.
     pub vendor_slot: u32,
     /// The device's NUMA node, or [`NO_NUMA_NODE`].
     pub numa_node: u32,
+    /// The bits of an ioctl command that pick its entry in the table:
+    /// [`DRM_COMMAND_MASK`] on DRM and accel nodes; the type and number
+    /// (`0xffff`) or the whole command on other drivers' nodes, as their
+    /// plugin says.
+    pub cmd_mask: u32,
 }
 
 /// A device's NUMA node where the machine or the firmware names none:
@@ -386,9 +397,9 @@ pub const NO_NUMA_NODE: u32 = u32::MAX;
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct IoctlKey {
-    /// The vendor's slot, as the DEVICES map gives it.
+    /// The table's slot, as the DEVICES map gives it.
     pub vendor_slot: u32,
-    /// `cmd & 0xff`.
+    /// `cmd & cmd_mask` of the device's entry: `cmd & 0xff` on DRM.
     pub nr: u32,
 }
 
@@ -400,7 +411,7 @@ pub struct CountKey {
     pub cgroup_id: u64,
     /// The device node's kernel dev_t.
     pub dev: u32,
-    /// `cmd & 0xff`.
+    /// The ioctl's key in the device's table: `cmd & 0xff` on DRM.
     pub nr: u32,
 }
 
@@ -532,7 +543,7 @@ mod pod {
     unsafe impl aya::Pod for super::OwnerRecord {}
     // SAFETY: as above: two u32s and byte arrays, no padding.
     unsafe impl aya::Pod for super::CgroupPath {}
-    // SAFETY: as above: two u32s.
+    // SAFETY: as above: three u32s.
     unsafe impl aya::Pod for super::DeviceEntry {}
     // SAFETY: as above, the padding spelled out.
     unsafe impl aya::Pod for super::GrantKey {}

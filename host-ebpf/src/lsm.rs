@@ -144,12 +144,13 @@ fn check_ioctl(ctx: &LsmContext, hook: u8) -> i32 {
     }
     let cmd: u32 = ctx.arg(1);
     // drm_ioctl dispatches on the number alone, whatever the type, so the
-    // vendor's table classifies every ioctl by it, but for the few the
-    // VFS answers itself for every file: they never reach the driver.
+    // vendor's table classifies every ioctl by it (other drivers by the
+    // bits their plugin names), but for the few the VFS answers itself
+    // for every file: they never reach the driver.
     let kind = if matches!(cmd, FIONBIO | FIONCLEX | FIOCLEX | FIOASYNC) {
         kind::OTHER
     } else {
-        filter::ioctl(device, cmd & 0xff).map_or(kind::OTHER, |entry| entry.kind)
+        filter::ioctl(device, cmd & device.cmd_mask).map_or(kind::OTHER, |entry| entry.kind)
     };
     let key = GrantKey {
         cgroup_id,

@@ -88,6 +88,7 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
     let roots = Roots {
         sysfs: config.sysfs_root.clone(),
         dev: config.dev_root.clone(),
+        proc: config.proc_root.clone(),
     };
     let started = Instant::now();
     let mut phases = Phases::default();
@@ -132,7 +133,8 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
         CRI_RETRY,
     );
     let table = phases.time("devices", || {
-        DeviceTable::build(discovery::discover(&roots).devices, vendors)
+        let found = discovery::discover(&roots, &vendors.char_claims());
+        DeviceTable::build(found.devices, vendors)
     });
     let mut agent = Agent {
         usage: Usage::new(
@@ -225,8 +227,9 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
                 if !scanning {
                     scanning = true;
                     let (roots, found) = (roots.clone(), found_tx.clone());
+                    let claims = agent.table.vendors.char_claims();
                     tokio::task::spawn_blocking(move || {
-                        let _ = found.blocking_send(discovery::discover(&roots).devices);
+                        let _ = found.blocking_send(discovery::discover(&roots, &claims).devices);
                     });
                 }
             }
@@ -248,14 +251,7 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
                 }
             }
             Some(update) = vendor_rx.recv() => match update {
-                Ok(update) => {
-                    report_rejections(&update, &agent.table.vendors);
-                    if summary(&update) != summary(&agent.table.vendors) {
-                        info!("vendors: {}", summary(&update));
-                    }
-                    agent.table = DeviceTable::build(agent.devices(), update);
-                    agent.reinstall();
-                }
+                Ok(update) => agent.take_vendors(update, &roots),
                 Err(e) => warn!("cannot read the plugins directory: {e}"),
             },
         }
@@ -293,6 +289,23 @@ struct Agent {
 }
 
 impl Agent {
+    /// Puts the vendors of a changed plugins directory in force. Devices
+    /// are found anew only where the character devices claimed changed.
+    fn take_vendors(&mut self, update: Vendors, roots: &Roots) {
+        report_rejections(&update, &self.table.vendors);
+        if summary(&update) != summary(&self.table.vendors) {
+            info!("vendors: {}", summary(&update));
+        }
+        let claims = update.char_claims();
+        let devices = if claims == self.table.vendors.char_claims() {
+            self.devices()
+        } else {
+            discovery::discover(roots, &claims).devices
+        };
+        self.table = DeviceTable::build(devices, update);
+        self.reinstall();
+    }
+
     /// The discovered devices.
     fn devices(&self) -> Vec<discovery::Device> {
         self.table
@@ -313,6 +326,7 @@ impl Agent {
         // longer checks them.
         self.enforce_upto(Step::Widen);
         self.probe.upload(&self.table)?;
+        self.link_entries();
         self.usage.learn(&self.table);
         if let Some(allocation) = &mut self.allocation {
             allocation.resolve(&self.table, &self.usage);
@@ -329,6 +343,25 @@ impl Agent {
             info!("counting on {}", claimed.join(", "));
         }
         Ok(())
+    }
+
+    /// Hooks the ioctl entries of the claimed character devices' drivers,
+    /// and says which claimed character devices have no nodes here.
+    fn link_entries(&mut self) {
+        let wanted = self.table.char_entries();
+        let outcome = self.probe.link_entries(&wanted);
+        if let Some(changes) = self.faults.check("entries", outcome, log_line)
+            && !changes.is_empty()
+        {
+            info!("character devices: {changes}");
+        }
+        let absent = self.table.absent_char_devices();
+        if !absent.is_empty() {
+            info!(
+                "no nodes of the character devices {}: not counted until they appear",
+                absent.join(", ")
+            );
+        }
     }
 
     /// [`Agent::install`] after start-up: an error is counted and logged,

@@ -53,7 +53,7 @@ pub fn code_of_kind(kind: Kind) -> u32 {
     }
 }
 
-/// What a kernel (device number, ioctl number) pair means. Devices that
+/// What a kernel (device number, ioctl key) pair means. Devices that
 /// leave the table are remembered, so counts made on them before they
 /// went keep their labels.
 #[derive(Debug, Default)]
@@ -74,12 +74,11 @@ impl Catalog {
         for (device, vendor) in table.claimed() {
             let name: Arc<str> = device.name.as_str().into();
             let vendor_name: Arc<str> = vendor.name().into();
-            let kinds: HashMap<u32, Kind> = vendor
-                .description
-                .ioctls
-                .iter()
-                .map(|entry| (u32::from(entry.nr), entry.kind))
-                .collect();
+            let Some(table) = vendor.table_for(device) else {
+                continue;
+            };
+            let kinds: HashMap<u32, Kind> =
+                table.rows.iter().map(|row| (row.key, row.kind)).collect();
             for node in &device.nodes {
                 self.devices.insert(
                     node.dev.kernel_dev_t(),

@@ -2,10 +2,10 @@
 //! vendor, and each vendor's ioctl table. This is what the kernel program's
 //! maps are filled from and what `kubenpuctl devices` prints.
 
-use std::sync::Arc;
+use std::{collections::BTreeSet, sync::Arc};
 
 use crate::{
-    discovery::Device,
+    discovery::{Device, Subsystem},
     plugins::{Plugin, Vendors},
 };
 
@@ -33,8 +33,8 @@ pub struct DeviceTable {
 }
 
 impl DeviceTable {
-    /// Assigns each device to the vendor that claims its driver and
-    /// accepts it.
+    /// Assigns each device to the vendor that claims its driver (or, for
+    /// a character device, the device) and accepts it.
     pub fn build(devices: Vec<Device>, vendors: Vendors) -> Self {
         let mut problems = Vec::new();
         let entries = devices
@@ -48,7 +48,7 @@ impl DeviceTable {
                         device.name
                     ));
                 };
-                let vendor = vendors.for_driver(&device.driver).filter(|plugin| {
+                let vendor = vendors.for_device(&device).filter(|plugin| {
                     plugin.matches(&device).unwrap_or_else(|e| {
                         report("failed to match", plugin, &e);
                         false
@@ -73,6 +73,31 @@ impl DeviceTable {
             vendors,
             problems,
         }
+    }
+
+    /// The kernel functions the claimed character devices' drivers take
+    /// ioctls through.
+    pub fn char_entries(&self) -> BTreeSet<String> {
+        self.claimed()
+            .filter_map(|(device, vendor)| vendor.char_device(&device.driver))
+            .map(|d| d.entry.clone())
+            .collect()
+    }
+
+    /// The character devices the vendors claim that have no nodes here,
+    /// each with where they were looked for: `dma_heap (class dma_heap)`.
+    pub fn absent_char_devices(&self) -> Vec<String> {
+        self.vendors
+            .plugins
+            .iter()
+            .flat_map(|p| &p.description.char_devices)
+            .filter(|claim| {
+                !self.entries.iter().any(|e| {
+                    e.device.subsystem == Subsystem::Char && e.device.driver == claim.driver
+                })
+            })
+            .map(|claim| format!("{} ({})", claim.driver, claim.nodes))
+            .collect()
     }
 
     /// The devices some vendor claims.

@@ -65,7 +65,7 @@ fn the_built_in_allocators_resolve_intel_and_amd_ids_and_never_guess() {
     sysfs.node(&amd, "drm", "renderD129", 226, 129);
     let empty = tempfile::tempdir().unwrap();
     let vendors = PluginHost::new(empty.path()).unwrap().scan().unwrap();
-    let table = DeviceTable::build(discover(&sysfs.roots()).devices, vendors);
+    let table = DeviceTable::build(discover(&sysfs.roots(), &[]).devices, vendors);
     assert_eq!(table.problems, Vec::<String>::new());
 
     let containers = [
@@ -166,7 +166,7 @@ fn a_holders_cpus_are_placed_against_its_devices_numa_node() {
     sysfs.write("sys/devices/system/node/node1/cpulist", "2-3\n");
     let empty = tempfile::tempdir().unwrap();
     let vendors = PluginHost::new(empty.path()).unwrap().scan().unwrap();
-    let table = DeviceTable::build(discover(&sysfs.roots()).devices, vendors);
+    let table = DeviceTable::build(discover(&sysfs.roots(), &[]).devices, vendors);
     let rocm = Container {
         cpu_ids: vec![0, 1],
         ..container("rocm", &[("amd.com/gpu", "0000:03:00.0")], vec![])
@@ -203,7 +203,7 @@ fn a_device_sysfs_places_nowhere_takes_the_node_its_plugin_lists() {
     }
     let empty = tempfile::tempdir().unwrap();
     let vendors = PluginHost::new(empty.path()).unwrap().scan().unwrap();
-    let table = DeviceTable::build(discover(&sysfs.roots()).devices, vendors);
+    let table = DeviceTable::build(discover(&sysfs.roots(), &[]).devices, vendors);
     let listed_on_node_0 = |address: &str| Container {
         plugin_devices: vec![PluginDevices {
             resource: "amd.com/gpu".into(),

@@ -52,7 +52,7 @@ fn kubenpuctl_devices(sysfs: &Sysfs, json: bool) -> String {
 /// The rows `kubenpuctl devices --json` prints; discovery skipped nothing
 /// and every claiming plugin answered.
 fn rows(sysfs: &Sysfs) -> Value {
-    let found = discover(&sysfs.roots());
+    let found = discover(&sysfs.roots(), &[]);
     assert_eq!(found.skipped, Vec::<String>::new());
     let table = DeviceTable::build(found.devices, builtins());
     assert_eq!(table.problems, Vec::<String>::new());
@@ -623,9 +623,13 @@ fn kubenpuctl_prints_the_table_and_json_for_a_fixture_tree() {
 #[test]
 fn a_missing_sysfs_class_means_no_devices_not_an_error() {
     let empty = tempfile::tempdir().unwrap();
-    let found = discover(&kubenpu::discovery::Roots {
-        sysfs: empty.path().into(),
-        dev: empty.path().into(),
-    });
+    let found = discover(
+        &kubenpu::discovery::Roots {
+            sysfs: empty.path().into(),
+            dev: empty.path().into(),
+            proc: empty.path().into(),
+        },
+        &[],
+    );
     assert!(found.devices.is_empty() && found.skipped.is_empty());
 }

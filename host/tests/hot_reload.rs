@@ -50,7 +50,7 @@ fn the_device_table_follows_the_plugins_directory() {
     let sysfs = Sysfs::new();
     let acme_device = sysfs.other("platform/acme-npu.0", Some(("platform", "acme_drv")), "");
     sysfs.node(&acme_device, "accel", "accel0", 261, 0);
-    let devices = discover(&sysfs.roots()).devices;
+    let devices = discover(&sysfs.roots(), &[]).devices;
     let claimant = |vendors: &Vendors| {
         let table = DeviceTable::build(devices.clone(), vendors.clone());
         table.entries[0]

@@ -10,9 +10,10 @@ use kubenpu::plugins::{BUILTIN, PluginHost, SIZE_LIMIT, Sandbox, Source};
 use serde_json::Value;
 use support::{builtin_wasm as builtin, numbered_plugin as numbered, test_plugin};
 
-const BUILTIN_NAMES: [&str; 16] = [
+const BUILTIN_NAMES: [&str; 18] = [
     "amdgpu",
     "amdxdna",
+    "dma_heap",
     "ethosu",
     "etnaviv",
     "habanalabs",
@@ -23,6 +24,7 @@ const BUILTIN_NAMES: [&str; 16] = [
     "panthor",
     "qaic",
     "rocket",
+    "udmabuf",
     "v3d",
     "vgem",
     "virtio_gpu",
@@ -60,6 +62,19 @@ fn kubenpuctl_plugins_json_lists_the_built_in_vendors_with_their_tables() {
     assert_eq!(names, BUILTIN_NAMES);
     for plugin in plugins.as_array().unwrap() {
         assert_eq!(plugin["source"], "built-in");
+        let char_devices = plugin["char_devices"].as_array().unwrap();
+        if !char_devices.is_empty() {
+            // A plugin of character devices alone: each counts allocations.
+            for device in char_devices {
+                let has = device["commands"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|c| c["kind"] == "alloc");
+                assert!(has, "{device} has no alloc command");
+            }
+            continue;
+        }
         assert!(
             !plugin["drivers"].as_array().unwrap().is_empty(),
             "{plugin}"
@@ -73,6 +88,22 @@ fn kubenpuctl_plugins_json_lists_the_built_in_vendors_with_their_tables() {
             assert!(has, "{} has no {kind} ioctl", plugin["name"]);
         }
     }
+    let dma_heap = &plugins[2]["char_devices"][0];
+    assert_eq!(
+        dma_heap,
+        &serde_json::json!({
+            "driver": "dma_heap",
+            "nodes": "class dma_heap",
+            "entry": "dma_heap_ioctl",
+            "key": "number",
+            "commands": [{
+                "cmd": 0xc018_4800_u32,
+                "name": "DMA_HEAP_IOCTL_ALLOC",
+                "kind": "alloc",
+                "size": "len@0:8 before",
+            }],
+        })
+    );
     let plugin = |name: &str| {
         plugins
             .as_array()
@@ -250,7 +281,7 @@ fn vendors_beyond_the_kernel_table_are_rejected_one_line_each() {
         assert_eq!(
             rejection.to_string(),
             format!(
-                "plugin {} rejected: the kernel's ioctl table holds {max} vendors, all in force: remove a plugin first",
+                "plugin {} rejected: the kernel's ioctl table holds {max} vendor tables (one per vendor and per character device), all in force: remove a plugin first",
                 dir.path().join(format!("{name}.wasm")).display()
             )
         );
@@ -276,7 +307,7 @@ fn two_vendors_whose_names_hash_to_one_slot_cannot_both_be_in_force() {
     assert_eq!(
         lines,
         [format!(
-            "plugin {} rejected: its name \"collide-a2wbaxyz\" hashes to the kernel table slot of vendor collide-azunwxyz: rename one of them",
+            "plugin {} rejected: its table \"collide-a2wbaxyz\" hashes to the kernel table slot of vendor collide-azunwxyz: rename one of them",
             dir.path().join("2.wasm").display()
         )]
     );
@@ -371,7 +402,22 @@ fn kubenpuctl_plugins_check_accepts_every_built_in() {
             String::from_utf8_lossy(&check.stderr)
         );
         assert!(table.starts_with(&format!("{name} ")), "{table}");
-        assert!(table.contains("  submit  "), "{table}");
+        // The character devices' tables arrive through the component, as
+        // WIT 0.5.0 carries them.
+        match name {
+            "dma_heap" => assert!(
+                table.contains(
+                    "  character device dma_heap: class dma_heap, entry dma_heap_ioctl, keyed on the number\n    CMD         KIND   COMMAND               SIZE\n    0xc0184800  alloc  DMA_HEAP_IOCTL_ALLOC  len@0:8 before\n"
+                ),
+                "{table}"
+            ),
+            "udmabuf" => assert!(
+                table.contains("character device udmabuf: misc device udmabuf, entry udmabuf_ioctl, keyed on the whole")
+                    && table.contains("0x40187542  alloc  UDMABUF_CREATE       size@16:8 before"),
+                "{table}"
+            ),
+            _ => assert!(table.contains("  submit  "), "{table}"),
+        }
         // The allocators of the built-ins that have them arrive through
         // the component, as WIT 0.4.0 carries them.
         let allocators = match name {

@@ -1,27 +1,31 @@
 //! `kubenpuctl devices` inside real kernels, against real sysfs: qemu's
 //! virtio-gpu (a PCI function) and the vgem module (a platform device on
-//! older kernels, a faux device on newer ones).
+//! older kernels, a faux device on newer ones), and where the kernel has
+//! them (6.12 on) the character devices outside DRM that built-in
+//! plugins claim: the system DMA heap (a class of its own) and udmabuf (a
+//! misc device).
 
 use std::{collections::BTreeSet, fs};
 
 use kubenpu_vm::{Kernel, Vm};
 use serde_json::Value;
 
-fn devices_in(kernel: Kernel, vgem_address: &str) {
+fn devices_in(kernel: Kernel, vgem_address: &str, char_devices: bool) {
     let shared = tempfile::tempdir().unwrap();
     let outcome = Vm::new(kernel)
         .binary(env!("CARGO_BIN_EXE_kubenpuctl"))
         .shared_dir(shared.path())
         .run(
             "kubenpuctl devices --json > devices.json && \
-             for n in /sys/class/drm/card[0-9] /sys/class/drm/renderD*; do cat $n/dev; done > sysfs-devs",
+             for n in /sys/class/drm/card[0-9] /sys/class/drm/renderD* /sys/class/dma_heap/* /sys/class/misc/udmabuf; do \
+               [ ! -e $n/dev ] || cat $n/dev; done > sysfs-devs",
         )
         .unwrap_or_else(|e| panic!("{e:#}"));
     assert_eq!(outcome.status, 0, "{}", outcome.output);
     let rows: Value =
         serde_json::from_slice(&fs::read(shared.path().join("devices.json")).unwrap()).unwrap();
     let rows = rows.as_array().unwrap();
-    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(rows.len(), if char_devices { 4 } else { 2 }, "{rows:?}");
 
     let virtio = rows
         .iter()
@@ -61,20 +65,36 @@ fn devices_in(kernel: Kernel, vgem_address: &str) {
         .map(str::to_owned)
         .collect();
     assert_eq!(listed, in_sysfs);
-    assert_eq!(listed.len(), 4);
+    assert_eq!(listed.len(), if char_devices { 6 } else { 4 });
+    if !char_devices {
+        return;
+    }
+    for (driver, address) in [
+        ("dma_heap", "virtual/dma_heap/system"),
+        ("udmabuf", "virtual/misc/udmabuf"),
+    ] {
+        let row = rows
+            .iter()
+            .find(|r| r["driver"] == driver)
+            .unwrap_or_else(|| panic!("no {driver} row: {rows:?}"));
+        assert_eq!(row["address"], address);
+        assert_eq!(row["vendor"], driver);
+        assert_eq!(row["subsystem"], "char");
+        assert_eq!(row["pci_id"], Value::Null);
+    }
 }
 
 #[test]
 fn devices_on_bookworm() {
-    devices_in(Kernel::Bookworm, "platform/vgem");
+    devices_in(Kernel::Bookworm, "platform/vgem", false);
 }
 
 #[test]
 fn devices_on_bookworm_backports() {
-    devices_in(Kernel::BookwormBackports, "platform/vgem");
+    devices_in(Kernel::BookwormBackports, "platform/vgem", true);
 }
 
 #[test]
 fn devices_on_sid() {
-    devices_in(Kernel::Sid, "faux/vgem");
+    devices_in(Kernel::Sid, "faux/vgem", true);
 }

@@ -19,14 +19,48 @@ wit_bindgen::generate!({
 });
 
 pub use alloc::{string::String as OwnedString, vec::Vec as OwnedVec};
+pub use kubenpu::vendor::char_devices::CharDevice as WitCharDevice;
 use kubenpu::vendor::{
     allocation::{Allocator as WitAllocator, Ids as WitIds},
+    char_devices::{
+        Command as WitCommand, CommandKey as WitCommandKey, CommandSize, Nodes as WitNodes,
+    },
     types::{Field as WitField, Ioctl as WitIoctl, Kind as WitKind, Phase as WitPhase, Selector},
     usage::Rename,
 };
 
 /// The allocator plugins use: no_std components bring their own.
 pub use dlmalloc::GlobalDlmalloc as Allocator;
+
+fn wit_kind(kind: Kind) -> WitKind {
+    match kind {
+        Kind::Submit => WitKind::Submit,
+        Kind::Alloc => WitKind::Alloc,
+        Kind::Wait => WitKind::Wait,
+    }
+}
+
+fn wit_field(f: &Field) -> WitField {
+    WitField {
+        name: f.name.to_string(),
+        offset: f.offset,
+        width: f.width,
+    }
+}
+
+fn wit_phase(phase: Phase) -> WitPhase {
+    match phase {
+        Phase::Before => WitPhase::Before,
+        Phase::After => WitPhase::After,
+    }
+}
+
+fn wit_selector(when: Option<(Field, u64)>) -> Option<Selector> {
+    when.map(|(f, value)| Selector {
+        field: wit_field(&f),
+        value,
+    })
+}
 
 /// `describe` for a declared vendor.
 pub fn describe(vendor: &Vendor) -> Description {
@@ -36,11 +70,7 @@ pub fn describe(vendor: &Vendor) -> Description {
         .map(|i| WitIoctl {
             nr: i.nr,
             name: i.name.to_string(),
-            kind: match i.kind {
-                Kind::Submit => WitKind::Submit,
-                Kind::Alloc => WitKind::Alloc,
-                Kind::Wait => WitKind::Wait,
-            },
+            kind: wit_kind(i.kind),
         })
         .collect();
     Description {
@@ -53,11 +83,6 @@ pub fn describe(vendor: &Vendor) -> Description {
 
 /// `alloc-sizes` for a declared vendor.
 pub fn alloc_sizes(vendor: &Vendor) -> Vec<AllocSize> {
-    let field = |f: &Field| WitField {
-        name: f.name.to_string(),
-        offset: f.offset,
-        width: f.width,
-    };
     vendor
         .ioctls
         .iter()
@@ -65,16 +90,47 @@ pub fn alloc_sizes(vendor: &Vendor) -> Vec<AllocSize> {
             let size = i.size?;
             Some(AllocSize {
                 nr: i.nr,
-                size: field(&size.field),
-                read: match size.read {
-                    Phase::Before => WitPhase::Before,
-                    Phase::After => WitPhase::After,
-                },
-                when: size.when.map(|(f, value)| Selector {
-                    field: field(&f),
-                    value,
-                }),
+                size: wit_field(&size.field),
+                read: wit_phase(size.read),
+                when: wit_selector(size.when),
             })
+        })
+        .collect()
+}
+
+/// `char-devices` for a declared vendor.
+pub fn char_devices(vendor: &Vendor) -> Vec<WitCharDevice> {
+    use crate::{CommandKey, Nodes};
+    vendor
+        .char_devices
+        .iter()
+        .map(|device| WitCharDevice {
+            driver: device.driver.to_string(),
+            nodes: match device.nodes {
+                Nodes::Class(name) => WitNodes::Class(name.to_string()),
+                Nodes::Misc(name) => WitNodes::Misc(name.to_string()),
+                Nodes::Major(name) => WitNodes::Major(name.to_string()),
+            },
+            entry: device.entry.to_string(),
+            key: match device.key {
+                CommandKey::Number => WitCommandKey::Number,
+                CommandKey::TypeAndNumber => WitCommandKey::TypeAndNumber,
+                CommandKey::Whole => WitCommandKey::Whole,
+            },
+            commands: device
+                .commands
+                .iter()
+                .map(|c| WitCommand {
+                    cmd: c.cmd,
+                    name: c.name.to_string(),
+                    kind: wit_kind(c.kind),
+                    size: c.size.map(|size| CommandSize {
+                        size: wit_field(&size.field),
+                        read: wit_phase(size.read),
+                        when: wit_selector(size.when),
+                    }),
+                })
+                .collect(),
         })
         .collect()
 }

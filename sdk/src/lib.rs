@@ -22,6 +22,7 @@
 //!     ],
 //!     usage_names: UsageNames::KERNEL,
 //!     allocators: Allocators::NONE,
+//!     char_devices: &[],
 //! };
 //! kubenpu_sdk::export_vendor!(VENDOR);
 //! # fn main() { assert_eq!(kubenpu_sdk::validate(&VENDOR.description()), Ok(())); }
@@ -35,11 +36,15 @@
 
 extern crate alloc;
 
+mod char_device;
 pub mod drm;
 mod table;
 pub mod uapi;
 mod validate;
 
+pub use char_device::{
+    CharDevice, CharDeviceSpec, Command, CommandKey, CommandSpec, Nodes, NodesSpec,
+};
 pub use table::{
     Allocators, AllocatorsSpec, Description, Field, FieldSpec, Ids, Ioctl, Kind, PciId, Phase,
     Product, Size, SizeSpec, TableEntry, UsageNames, UsageNamesSpec, Vendor,
@@ -52,9 +57,11 @@ pub mod guest;
 
 /// Declares the unit tests every vendor crate has: the table passes the
 /// agent's validation, each entry's number matches the uAPI header
-/// excerpt(s) given (see [`uapi::check`]), and each declared size's offset
-/// and width match the excerpts' structs as a C compiler lays them out
-/// (see [`uapi::check_layouts`]).
+/// excerpt(s) given (see [`uapi::check`]), each character device command
+/// matches them as a C compiler computes it (see
+/// [`uapi::check_commands`]), and each declared size's offset and width
+/// match the excerpts' structs as a C compiler lays them out (see
+/// [`uapi::check_layouts`]).
 ///
 /// `kubenpu_sdk::uapi_test!(VENDOR, include_str!("../uapi/acme_drm.h"));`
 #[macro_export]
@@ -70,6 +77,12 @@ macro_rules! uapi_test {
         #[test]
         fn declared_sizes_match_the_compiled_uapi_structs() {
             assert_eq!($crate::uapi::check_layouts(&$vendor, &[$($header),+]), Ok(()));
+        }
+
+        #[cfg(test)]
+        #[test]
+        fn character_device_commands_match_the_compiled_uapi_header() {
+            assert_eq!($crate::uapi::check_commands(&$vendor, &[$($header),+]), Ok(()));
         }
     };
 }
@@ -106,6 +119,10 @@ macro_rules! export_vendor {
 
                 fn allocators() -> $crate::guest::Allocators {
                     $crate::guest::allocators(&$vendor.allocators)
+                }
+
+                fn char_devices() -> $crate::guest::OwnedVec<$crate::guest::WitCharDevice> {
+                    $crate::guest::char_devices(&$vendor)
                 }
             }
 

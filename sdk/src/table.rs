@@ -7,6 +7,8 @@ use alloc::{
     vec::Vec,
 };
 
+use crate::{CharDevice, CharDeviceSpec};
+
 /// What an ioctl asks of the device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Kind {
@@ -267,7 +269,8 @@ pub struct Vendor {
     pub name: &'static str,
     /// The plugin's version.
     pub version: &'static str,
-    /// Kernel driver names claimed, as sysfs shows them.
+    /// Kernel driver names claimed, as sysfs shows them: DRM and accel
+    /// drivers. Empty only if it claims character devices.
     pub drivers: &'static [&'static str],
     /// PCI vendor ids whose devices the table fits; a PCI device of
     /// another vendor bound to a claimed driver is declined. Empty: every
@@ -281,6 +284,8 @@ pub struct Vendor {
     pub usage_names: UsageNames,
     /// The allocators that hand out its devices.
     pub allocators: Allocators,
+    /// Its character devices outside DRM and accel, each with its table.
+    pub char_devices: &'static [CharDevice],
 }
 
 impl Vendor {
@@ -302,6 +307,7 @@ impl Vendor {
                 .collect(),
             usage_names: UsageNamesSpec::from(&self.usage_names),
             allocators: AllocatorsSpec::from(&self.allocators),
+            char_devices: self.char_devices.iter().map(CharDevice::spec).collect(),
         }
     }
 
@@ -335,6 +341,9 @@ pub struct Description {
     pub usage_names: UsageNamesSpec,
     /// The allocators of its devices (none before WIT 0.4.0).
     pub allocators: AllocatorsSpec,
+    /// Its character devices outside DRM and accel (none before WIT
+    /// 0.5.0).
+    pub char_devices: Vec<CharDeviceSpec>,
 }
 
 /// [`UsageNames`] in a [`Description`].

@@ -39,6 +39,11 @@ struct Symbols {
 /// follow.
 const DRM_IO_MACROS: [&str; 4] = ["DRM_IO", "DRM_IOR", "DRM_IOW", "DRM_IOWR"];
 
+/// `_IO(type, nr)`, `_IOR(type, nr, argument)` and the like, which other
+/// drivers' headers define their commands with; `linux/ioctl.h` defines
+/// them, which the SDK need not follow either.
+const IO_MACROS: [&str; 4] = ["_IO", "_IOR", "_IOW", "_IOWR"];
+
 impl Symbols {
     /// Every definition of `headers` and the SDK's `drm.h`, the first one
     /// of a name winning, as for the preprocessor's first pass.
@@ -140,7 +145,7 @@ impl Symbols {
         let Some((name, args)) = call(text) else {
             return Some(text.into());
         };
-        if depth > 16 || DRM_IO_MACROS.contains(&name) {
+        if depth > 16 || DRM_IO_MACROS.contains(&name) || IO_MACROS.contains(&name) {
             return Some(text.into());
         }
         let (params, body) = self.macros.get(name)?;
@@ -303,13 +308,15 @@ pub fn ioctl_nr(headers: &[&str], macro_name: &str) -> Option<u8> {
     Some((value & 0xff) as u8)
 }
 
-/// The argument type of ioctl `macro_name`: `DRM_IOWR(nr, struct x)`'s
-/// second argument, e.g. `struct drm_mode_create_dumb`.
+/// The argument type of ioctl `macro_name`: the last argument of
+/// `DRM_IOWR(nr, struct x)` or `_IOWR(type, nr, struct x)`, e.g. `struct
+/// drm_mode_create_dumb`.
 pub fn argument_type(headers: &[&str], macro_name: &str) -> Option<String> {
     let symbols = Symbols::of(headers);
     let value = symbols.expand(symbols.values.get(macro_name)?, 0)?;
     let (_, args) = call(&value)?;
-    Some(args.get(1)?.trim().into())
+    let ty = args.last()?.trim();
+    (args.len() >= 2 && !ty.is_empty()).then(|| ty.into())
 }
 
 /// Runs the agent's validation on `vendor` and checks every entry's number
@@ -348,6 +355,51 @@ pub fn check_layouts(vendor: &Vendor, headers: &[&str]) -> Result<(), Vec<String
     layout::check(vendor, headers)
 }
 
+/// Checks each character device command of `vendor` against `headers`,
+/// as the compiler computes the macro it is named after: `_IO` commands
+/// without a size, `_IOWR` with the argument's size, plain integers, enum
+/// constants. On a device keyed on the type and number, only those bits
+/// are compared; where the header defines the number alone (a value
+/// below 0x100, as NVIDIA's escape codes are), only the number.
+///
+/// Needs a C compiler (`cc`); native only. Returns one line per problem.
+#[cfg(not(target_family = "wasm"))]
+pub fn check_commands(vendor: &Vendor, headers: &[&str]) -> Result<(), Vec<String>> {
+    let commands: Vec<(&crate::CharDevice, &crate::Command)> = vendor
+        .char_devices
+        .iter()
+        .flat_map(|d| d.commands.iter().map(move |c| (d, c)))
+        .collect();
+    if commands.is_empty() {
+        return Ok(());
+    }
+    let names: Vec<&str> = commands.iter().map(|(_, c)| c.name).collect();
+    let values = layout::commands(vendor.name, headers, &names).map_err(|e| alloc::vec![e])?;
+    let problems: Vec<String> = commands
+        .iter()
+        .zip(values)
+        .filter_map(|((device, command), value)| {
+            let mask = match device.key {
+                crate::CommandKey::TypeAndNumber if value < 0x100 => 0xff,
+                key => u64::from(key.mask()),
+            };
+            (value & mask != u64::from(command.cmd) & mask).then(|| {
+                format!(
+                    "{}: table says {:#010x}, the header says {value:#010x} ({} bits compared: {mask:#x})",
+                    command.name,
+                    command.cmd,
+                    device.key.as_str()
+                )
+            })
+        })
+        .collect();
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems)
+    }
+}
+
 #[cfg(not(target_family = "wasm"))]
 mod layout {
     extern crate std;
@@ -368,18 +420,20 @@ mod layout {
     pub fn check(vendor: &Vendor, headers: &[&str]) -> Result<(), Vec<String>> {
         let mut problems = Vec::new();
         let mut probes = Vec::new();
-        for ioctl in vendor.ioctls {
-            let Some(size) = ioctl.size else { continue };
-            let Some(ty) = argument_type(headers, ioctl.name) else {
-                problems.push(format!(
-                    "{}: no argument type in the headers given",
-                    ioctl.name
-                ));
+        let commands = vendor.char_devices.iter().flat_map(|d| d.commands);
+        let sized = vendor
+            .ioctls
+            .iter()
+            .filter_map(|i| Some((i.name, i.size?)))
+            .chain(commands.filter_map(|c| Some((c.name, c.size?))));
+        for (ioctl, size) in sized {
+            let Some(ty) = argument_type(headers, ioctl) else {
+                problems.push(format!("{ioctl}: no argument type in the headers given"));
                 continue;
             };
             let fields = core::iter::once(size.field).chain(size.when.map(|(f, _)| f));
             probes.extend(fields.map(|field| Probe {
-                ioctl: ioctl.name,
+                ioctl,
                 ty: ty.clone(),
                 field,
             }));
@@ -421,9 +475,46 @@ mod layout {
         headers: &[&str],
         probes: &[Probe<'_>],
     ) -> Result<Vec<(usize, usize)>, String> {
-        // drm.h's DRM_IOWR and the like expand to linux/ioctl.h's _IOWR: a
-        // header that numbers its ioctls with enum constants (panthor,
-        // ethosu) has the compiler evaluate them.
+        let statements: Vec<String> = probes
+            .iter()
+            .map(|Probe { ty, field, .. }| {
+                format!(
+                    "printf(\"%zu %zu\\n\", offsetof({ty}, {0}), sizeof((({ty} *)0)->{0}));",
+                    field.name
+                )
+            })
+            .collect();
+        run(name, headers, &statements)?
+            .iter()
+            .map(|line| {
+                let mut numbers = line.split(' ').map(str::parse::<usize>);
+                match (numbers.next(), numbers.next()) {
+                    (Some(Ok(offset)), Some(Ok(width))) => Ok((offset, width)),
+                    _ => Err(format!("the layout probe printed {line:?}")),
+                }
+            })
+            .collect()
+    }
+
+    /// The value of each character device command's macro, as the
+    /// compiler computes it from the headers.
+    pub fn commands(name: &str, headers: &[&str], macros: &[&str]) -> Result<Vec<u64>, String> {
+        let statements: Vec<String> = macros
+            .iter()
+            .map(|m| format!("printf(\"%lu\\n\", (unsigned long)({m}));"))
+            .collect();
+        run(name, headers, &statements)?
+            .iter()
+            .map(|line| {
+                line.parse()
+                    .map_err(|_| format!("the command probe printed {line:?}"))
+            })
+            .collect()
+    }
+
+    /// Compiles `statements` in `main` after the headers, runs the
+    /// program and returns what it printed, line by line.
+    fn run(name: &str, headers: &[&str], statements: &[String]) -> Result<Vec<String>, String> {
         let mut source = String::from(
             "#include <linux/ioctl.h>\n#include <linux/types.h>\n#include <stddef.h>\n#include <stdio.h>\n",
         );
@@ -432,14 +523,17 @@ mod layout {
             source.push('\n');
         }
         source.push_str("int main(void) {\n");
-        for Probe { ty, field, .. } in probes {
-            source.push_str(&format!(
-                "    printf(\"%zu %zu\\n\", offsetof({ty}, {0}), sizeof((({ty} *)0)->{0}));\n",
-                field.name
-            ));
+        for statement in statements {
+            source.push_str("    ");
+            source.push_str(statement);
+            source.push('\n');
         }
         source.push_str("    return 0;\n}\n");
-        let binary = std::env::temp_dir().join(format!("kubenpu-layout-{name}-{}", process::id()));
+        // Unique per call: tests run probes of one vendor name at once.
+        static PROBES: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
+        let probe = PROBES.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+        let binary =
+            std::env::temp_dir().join(format!("kubenpu-uapi-{name}-{}-{probe}", process::id()));
         let mut cc = process::Command::new("cc")
             .args(["-x", "c", "-", "-o"])
             .arg(&binary)
@@ -454,22 +548,16 @@ mod layout {
         let compiled = cc.wait().map_err(|e| format!("cc: {e}"))?;
         if !compiled.success() {
             return Err(format!(
-                "the uAPI structs do not compile ({compiled}); see cc's message above"
+                "the uAPI header does not compile ({compiled}); see cc's message above"
             ));
         }
         let output = process::Command::new(&binary).output();
         let _ = std::fs::remove_file(&binary);
-        let output = output.map_err(|e| format!("cannot run the layout probe: {e}"))?;
-        String::from_utf8_lossy(&output.stdout)
+        let output = output.map_err(|e| format!("cannot run the uAPI probe: {e}"))?;
+        Ok(String::from_utf8_lossy(&output.stdout)
             .lines()
-            .map(|line| {
-                let mut numbers = line.split(' ').map(str::parse::<usize>);
-                match (numbers.next(), numbers.next()) {
-                    (Some(Ok(offset)), Some(Ok(width))) => Ok((offset, width)),
-                    _ => Err(format!("the layout probe printed {line:?}")),
-                }
-            })
-            .collect()
+            .map(String::from)
+            .collect())
     }
 }
 
@@ -593,6 +681,7 @@ mod tests {
             .leak(),
             usage_names: UsageNames::KERNEL,
             allocators: crate::Allocators::NONE,
+            char_devices: &[],
         };
         assert_eq!(
             check_layouts(&vendor(crate::Size::after("size", 8, 8)), &[ACME]),
@@ -622,11 +711,86 @@ mod tests {
             ],
             usage_names: UsageNames::KERNEL,
             allocators: crate::Allocators::NONE,
+            char_devices: &[],
         };
         let problems = check(&VENDOR, &[HEADER]).unwrap_err();
         assert_eq!(
             problems,
             ["DRM_IOCTL_ACME_SUBMIT_WR: table says nr 0x68, the header says 0x69"]
+        );
+    }
+
+    /// A header in the other encodings character drivers use: `_IOWR`
+    /// with a struct's size, `_IO` without one, a plain integer, and a
+    /// number defined alone (NVIDIA's escapes).
+    const CHAR_HEADER: &str = "struct acme_alloc {\n\t__u64 len;\n\t__u32 fd;\n\t__u32 flags;\n};\n\
+        #define ACME_IOC_MAGIC 'A'\n\
+        #define ACME_IOCTL_ALLOC _IOWR(ACME_IOC_MAGIC, 0x0, struct acme_alloc)\n\
+        #define ACME_IOCTL_RESET _IO(0xFA, 6)\n\
+        #define ACME_PLAIN 0x30000001\n\
+        #define ACME_ESC_ALLOC 0x2B\n";
+
+    fn char_vendor(commands: &'static [crate::Command], key: crate::CommandKey) -> Vendor {
+        Vendor {
+            name: "acme",
+            version: "1",
+            drivers: &[],
+            pci_vendors: &[],
+            products: &[],
+            ioctls: &[],
+            usage_names: UsageNames::KERNEL,
+            allocators: crate::Allocators::NONE,
+            char_devices: alloc::vec![crate::CharDevice {
+                driver: "acme_char",
+                nodes: crate::Nodes::Class("acme"),
+                entry: "acme_ioctl",
+                key,
+                commands,
+            }]
+            .leak(),
+        }
+    }
+
+    #[test]
+    fn character_device_commands_are_checked_as_the_compiler_computes_them() {
+        use crate::{Command, CommandKey, Size};
+        const RIGHT: &[Command] = &[
+            Command::alloc("ACME_IOCTL_ALLOC", 0xc010_4100).sized(Size::before("len", 0, 8)),
+            Command::wait("ACME_IOCTL_RESET", 0x0000_fa06),
+            Command::submit("ACME_PLAIN", 0x3000_0001),
+        ];
+        let right = char_vendor(RIGHT, CommandKey::Whole);
+        assert_eq!(check_commands(&right, &[CHAR_HEADER]), Ok(()));
+        assert_eq!(check_layouts(&right, &[CHAR_HEADER]), Ok(()));
+        assert_eq!(check(&right, &[CHAR_HEADER]), Ok(()));
+        // The argument's size is part of a whole command.
+        const WRONG: &[Command] = &[Command::alloc("ACME_IOCTL_ALLOC", 0xc018_4100)];
+        let wrong = char_vendor(WRONG, CommandKey::Whole);
+        assert_eq!(
+            check_commands(&wrong, &[CHAR_HEADER]).unwrap_err(),
+            [
+                "ACME_IOCTL_ALLOC: table says 0xc0184100, the header says 0xc0104100 (whole bits compared: 0xffffffff)"
+            ]
+        );
+        // Not when the key is the type and number; a number defined alone
+        // is compared as a number.
+        const KEYED: &[Command] = &[
+            Command::alloc("ACME_IOCTL_ALLOC", 0x0000_4100),
+            Command::alloc("ACME_ESC_ALLOC", 0x0000_462b),
+        ];
+        let keyed = char_vendor(KEYED, CommandKey::TypeAndNumber);
+        assert_eq!(check_commands(&keyed, &[CHAR_HEADER]), Ok(()));
+        const MISNUMBERED: &[Command] = &[Command::alloc("ACME_ESC_ALLOC", 0x0000_462c)];
+        let misnumbered = char_vendor(MISNUMBERED, CommandKey::TypeAndNumber);
+        assert_eq!(
+            check_commands(&misnumbered, &[CHAR_HEADER])
+                .unwrap_err()
+                .len(),
+            1
+        );
+        assert_eq!(
+            argument_type(&[CHAR_HEADER], "ACME_IOCTL_ALLOC").as_deref(),
+            Some("struct acme_alloc")
         );
     }
 }

@@ -2,10 +2,10 @@
 //! plugin it loads; vendor authors run the same function in their unit
 //! tests, so a table that passes there loads on a node.
 
-use alloc::string::String;
+use alloc::{format, string::String, vec::Vec};
 use core::fmt;
 
-use crate::{Description, FieldSpec, Kind, TableEntry, drm};
+use crate::{CharDeviceSpec, Description, FieldSpec, Kind, SizeSpec, drm};
 
 /// The largest argument an ioctl command can encode (`_IOC_SIZE`, 14 bits).
 pub const MAX_ARGUMENT: u32 = (1 << 14) - 1;
@@ -65,6 +65,13 @@ pub enum Fault {
     /// An allocator whose name is empty, has whitespace, or is listed
     /// twice in one list.
     BadAllocator(String),
+    /// A character device whose nodes, entry or commands are unusable.
+    BadCharDevice {
+        /// The device's driver name.
+        driver: String,
+        /// What is wrong, and how to fix it.
+        problem: String,
+    },
 }
 
 impl fmt::Display for Fault {
@@ -75,7 +82,9 @@ impl fmt::Display for Fault {
                 "vendor name {name:?} must be non-empty lower-case letters, digits, '_' or '-'"
             ),
             Fault::NoVersion => f.write_str("the version is empty"),
-            Fault::NoDrivers => f.write_str("the driver list is empty: claim at least one driver"),
+            Fault::NoDrivers => f.write_str(
+                "the driver list is empty: claim at least one driver or character device",
+            ),
             Fault::BadDriver(d) => write!(f, "driver name {d:?} is empty or has whitespace or '/'"),
             Fault::DuplicateDriver(d) => write!(f, "driver {d:?} is listed twice"),
             Fault::UnnamedIoctl(nr) => write!(f, "ioctl nr {nr:#04x} has no name"),
@@ -123,6 +132,9 @@ impl fmt::Display for Fault {
                 f,
                 "allocator {name:?} must be non-empty without whitespace, and listed once"
             ),
+            Fault::BadCharDevice { driver, problem } => {
+                write!(f, "character device {driver}: {problem}")
+            }
         }
     }
 }
@@ -138,6 +150,7 @@ pub fn validate(description: &Description) -> Result<(), Fault> {
         ioctls,
         usage_names,
         allocators,
+        char_devices,
     } = description;
     let renames = || usage_names.engines.iter().chain(&usage_names.regions);
     for list in [&allocators.device_plugins, &allocators.dra_drivers] {
@@ -154,7 +167,12 @@ pub fn validate(description: &Description) -> Result<(), Fault> {
                 .iter()
                 .chain(&allocators.dra_drivers)
                 .map(|(name, _)| name),
-        );
+        )
+        .chain(char_devices.iter().flat_map(|d| {
+            [&d.driver, &d.entry]
+                .into_iter()
+                .chain(d.commands.iter().map(|c| &c.name))
+        }));
     if let Some(long) = texts.into_iter().find(|t| t.len() > MAX_TEXT) {
         return Err(Fault::TooLong(long.clone()));
     }
@@ -174,17 +192,23 @@ pub fn validate(description: &Description) -> Result<(), Fault> {
     if version.trim().is_empty() {
         return Err(Fault::NoVersion);
     }
-    if drivers.is_empty() {
+    if drivers.is_empty() && char_devices.is_empty() {
         return Err(Fault::NoDrivers);
     }
-    for (i, driver) in drivers.iter().enumerate() {
+    // DRM drivers and character devices share one namespace of claims.
+    let claims: Vec<&String> = drivers
+        .iter()
+        .chain(char_devices.iter().map(|d| &d.driver))
+        .collect();
+    for (i, driver) in claims.iter().enumerate() {
         if driver.is_empty() || driver.chars().any(|c| c.is_whitespace() || c == '/') {
-            return Err(Fault::BadDriver(driver.clone()));
+            return Err(Fault::BadDriver((*driver).clone()));
         }
-        if drivers[..i].contains(driver) {
-            return Err(Fault::DuplicateDriver(driver.clone()));
+        if claims[..i].contains(driver) {
+            return Err(Fault::DuplicateDriver((*driver).clone()));
         }
     }
+    char_devices.iter().try_for_each(check_char_device)?;
     for (i, entry) in ioctls.iter().enumerate() {
         if entry.name.is_empty() {
             return Err(Fault::UnnamedIoctl(entry.nr));
@@ -205,7 +229,7 @@ pub fn validate(description: &Description) -> Result<(), Fault> {
                 second: (entry.name.clone(), entry.kind),
             });
         }
-        check_size(entry)?;
+        check_size(&entry.name, entry.kind, entry.size.as_ref())?;
         if ioctls[..i]
             .iter()
             .any(|e| e.nr == entry.nr && e.size != entry.size)
@@ -249,14 +273,70 @@ fn check_usage_names(renames: &[(String, String)]) -> Result<(), Fault> {
     Ok(())
 }
 
+/// A character device's nodes and entry can be found, and its commands
+/// form a table: named, each key of one kind and one size.
+fn check_char_device(device: &CharDeviceSpec) -> Result<(), Fault> {
+    let fault = |problem: String| Fault::BadCharDevice {
+        driver: device.driver.clone(),
+        problem,
+    };
+    let nodes = device.nodes.name();
+    if nodes.is_empty() || nodes.contains(|c: char| c.is_whitespace() || c == '/') || nodes == ".."
+    {
+        return Err(fault(format!(
+            "{} must be named without whitespace or '/'",
+            device.nodes
+        )));
+    }
+    let is_identifier = |name: &str| {
+        name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    if !is_identifier(&device.entry) {
+        return Err(fault(format!(
+            "entry {:?} must be the name of a kernel function",
+            device.entry
+        )));
+    }
+    if device.commands.is_empty() {
+        return Err(fault("lists no commands to count".into()));
+    }
+    if device.commands.len() > MAX_IOCTLS {
+        return Err(Fault::TooManyIoctls(device.commands.len()));
+    }
+    let mask = device.key.mask();
+    for (i, command) in device.commands.iter().enumerate() {
+        if command.name.is_empty() {
+            return Err(fault(format!("command {:#010x} has no name", command.cmd)));
+        }
+        check_size(&command.name, command.kind, command.size.as_ref())?;
+        let shared = device.commands[..i]
+            .iter()
+            .find(|c| c.cmd & mask == command.cmd & mask);
+        if let Some(first) = shared
+            && (first.kind != command.kind || first.size != command.size)
+        {
+            return Err(fault(format!(
+                "{} and {} share the key {:#x} ({}) but not their kind and size",
+                first.name,
+                command.name,
+                command.cmd & mask,
+                device.key.as_str()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// A declared size must be on an alloc, and its fields readable.
-fn check_size(entry: &TableEntry) -> Result<(), Fault> {
-    let Some(size) = &entry.size else {
+fn check_size(name: &str, kind: Kind, size: Option<&SizeSpec>) -> Result<(), Fault> {
+    let Some(size) = size else {
         return Ok(());
     };
-    if entry.kind != Kind::Alloc {
-        return Err(Fault::SizeNotOnAlloc(entry.name.clone()));
+    if kind != Kind::Alloc {
+        return Err(Fault::SizeNotOnAlloc(name.into()));
     }
+    let ioctl = name;
     let fields = core::iter::once(&size.field).chain(size.when.as_ref().map(|(f, _)| f));
     for field in fields {
         let FieldSpec {
@@ -269,7 +349,7 @@ fn check_size(entry: &TableEntry) -> Result<(), Fault> {
             && !name.is_empty()
             && name.len() <= MAX_TEXT;
         if !readable {
-            return Err(Fault::BadField(entry.name.clone(), name.clone()));
+            return Err(Fault::BadField(ioctl.into(), name.clone()));
         }
     }
     Ok(())
@@ -280,7 +360,7 @@ mod tests {
     use alloc::{string::ToString as _, vec};
 
     use super::*;
-    use crate::TableEntry;
+    use crate::{CharDeviceSpec, TableEntry};
 
     fn entry(nr: u8, name: &str, kind: Kind) -> TableEntry {
         TableEntry {
@@ -323,7 +403,78 @@ mod tests {
                 ],
                 dra_drivers: vec![("gpu.acme.com".to_string(), crate::Ids::PciAddress)],
             },
+            char_devices: vec![ACME_CHAR.spec()],
         }
+    }
+
+    const ACME_CHAR: crate::CharDevice = crate::CharDevice {
+        driver: "acme_char",
+        nodes: crate::Nodes::Class("acme"),
+        entry: "acme_ioctl",
+        key: crate::CommandKey::TypeAndNumber,
+        commands: &[
+            crate::Command::alloc("ACME_IOCTL_ALLOC", 0xc018_4100)
+                .sized(crate::Size::before("len", 0, 8)),
+            // The same type and number in another size: one entry.
+            crate::Command::alloc("ACME_IOCTL_ALLOC_V2", 0xc020_4100)
+                .sized(crate::Size::before("len", 0, 8)),
+            crate::Command::wait("ACME_IOCTL_WAIT", 0x0000_4101),
+        ],
+    };
+
+    #[test]
+    fn a_plugin_of_character_devices_alone_passes() {
+        let mut description = good();
+        description.drivers.clear();
+        description.ioctls.clear();
+        assert_eq!(validate(&description), Ok(()));
+        description.char_devices.clear();
+        assert_eq!(validate(&description), Err(Fault::NoDrivers));
+    }
+
+    #[test]
+    fn each_character_device_fault_is_found() {
+        type Breakage = fn(&mut CharDeviceSpec);
+        let cases: [(Breakage, &str); 5] = [
+            (
+                |d| d.entry = "acme ioctl".to_string(),
+                "entry \"acme ioctl\" must be the name of a kernel function",
+            ),
+            (
+                |d| d.nodes = crate::NodesSpec::Misc("a/b".to_string()),
+                "misc device a/b must be named without whitespace or '/'",
+            ),
+            (|d| d.commands.clear(), "lists no commands to count"),
+            (
+                |d| d.commands[1].size = None,
+                "ACME_IOCTL_ALLOC and ACME_IOCTL_ALLOC_V2 share the key 0x4100 (type-and-number) but not their kind and size",
+            ),
+            (
+                |d| d.commands[2].name.clear(),
+                "command 0x00004101 has no name",
+            ),
+        ];
+        for (break_it, problem) in cases {
+            let mut description = good();
+            break_it(&mut description.char_devices[0]);
+            let fault = validate(&description).unwrap_err();
+            assert_eq!(
+                fault.to_string(),
+                alloc::format!("character device acme_char: {problem}")
+            );
+        }
+        // Keyed on the whole command, the two sizes are two entries.
+        let mut description = good();
+        description.char_devices[0].key = crate::CommandKey::Whole;
+        description.char_devices[0].commands[1].kind = Kind::Wait;
+        description.char_devices[0].commands[1].size = None;
+        assert_eq!(validate(&description), Ok(()));
+        // A character device's driver is a claim like a DRM driver's.
+        description.char_devices[0].driver = "acme_drv".to_string();
+        assert_eq!(
+            validate(&description),
+            Err(Fault::DuplicateDriver("acme_drv".to_string()))
+        );
     }
 
     #[test]
@@ -381,7 +532,13 @@ mod tests {
                 Fault::BadName("ACME".to_string()),
             ),
             (|d| d.version.clear(), Fault::NoVersion),
-            (|d| d.drivers.clear(), Fault::NoDrivers),
+            (
+                |d| {
+                    d.drivers.clear();
+                    d.char_devices.clear();
+                },
+                Fault::NoDrivers,
+            ),
             (
                 |d| d.drivers.push("acme_drv".to_string()),
                 Fault::DuplicateDriver("acme_drv".to_string()),

@@ -13,6 +13,9 @@ pub enum Subsystem {
     Drm,
     /// Compute accelerators: `/dev/accel/accel*`.
     Accel,
+    /// Another driver's character devices, which a vendor plugin claims
+    /// (`/dev/dma_heap/system`, `/dev/nvidia0`).
+    Char,
 }
 
 /// A device number as sysfs' `dev` files write it (`226:128`). Only
@@ -37,6 +40,11 @@ impl DevNum {
     /// `inode->i_rdev` holds; not the userspace `st_rdev` encoding.
     pub fn kernel_dev_t(self) -> u32 {
         self.major << MINOR_BITS | self.minor
+    }
+
+    /// The major number.
+    pub fn major(self) -> u32 {
+        self.major
     }
 
     /// The inverse of [`DevNum::kernel_dev_t`].
@@ -131,7 +139,7 @@ impl Pci {
     }
 }
 
-/// A DRM or accel device and all its nodes.
+/// A DRM, accel or other claimed character device and all its nodes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Device {
     /// A name stable across reboots: the PCI address, else the device's
@@ -140,7 +148,8 @@ pub struct Device {
     pub name: String,
     /// Its subsystem.
     pub subsystem: Subsystem,
-    /// The DRM/accel driver's name as the kernel reports it.
+    /// The DRM/accel driver's name as the kernel reports it; for another
+    /// character device, the name its plugin gives the driver.
     pub driver: String,
     /// Its PCI identity, for PCI functions.
     pub pci: Option<Pci>,

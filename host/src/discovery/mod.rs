@@ -1,6 +1,7 @@
 //! Finds the node's DRM and accel devices in sysfs: one [`Device`] per
 //! underlying device (a PCI function, a platform or virtual device), with
-//! every node it exposes, the driver behind it and where it sits.
+//! every node it exposes, the driver behind it and where it sits; and the
+//! other character devices vendor plugins claim ([`chardev`]).
 //!
 //! Pitfalls this handles, measured on real kernels: `/sys/class/drm` also
 //! lists connectors (`card0-eDP-1`) and a `version` file; a virtio-gpu
@@ -10,9 +11,11 @@
 //! to `faux_driver` on newer ones; device-tree GPUs have no PCI identity;
 //! uevent values may contain `=`.
 
+mod chardev;
 mod device;
 mod sysfs;
 
+pub use chardev::CharClaim;
 pub use device::{DevNum, Device, Node, Pci, Subsystem};
 
 use std::{
@@ -27,6 +30,9 @@ pub struct Roots {
     pub sysfs: PathBuf,
     /// The device directory, normally `/dev`.
     pub dev: PathBuf,
+    /// procfs, normally `/proc`: `devices` names the majors of drivers
+    /// without sysfs devices.
+    pub proc: PathBuf,
 }
 
 impl Default for Roots {
@@ -34,6 +40,7 @@ impl Default for Roots {
         Self {
             sysfs: "/sys".into(),
             dev: "/dev".into(),
+            proc: "/proc".into(),
         }
     }
 }
@@ -53,8 +60,9 @@ const CLASSES: [(&str, Subsystem, &[&str]); 2] = [
     ("accel", Subsystem::Accel, &["accel"]),
 ];
 
-/// Walks `/sys/class/drm` and `/sys/class/accel` under `roots`.
-pub fn discover(roots: &Roots) -> Discovery {
+/// Walks `/sys/class/drm` and `/sys/class/accel` under `roots`, and
+/// finds the character devices of `claims`.
+pub fn discover(roots: &Roots, claims: &[CharClaim]) -> Discovery {
     let mut found = Discovery::default();
     // Canonical device directory -> its nodes and subsystem.
     let mut by_device: BTreeMap<PathBuf, (Subsystem, Vec<Node>)> = BTreeMap::new();
@@ -88,6 +96,7 @@ pub fn discover(roots: &Roots) -> Discovery {
             .devices
             .push(describe_device(&roots.sysfs, &device_dir, subsystem, nodes));
     }
+    chardev::discover(roots, claims, &mut found);
     found.devices.sort_by(|a, b| a.name.cmp(&b.name));
     found
 }

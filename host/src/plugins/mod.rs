@@ -7,6 +7,7 @@
 mod directory;
 mod engine;
 mod sandbox;
+mod tables;
 mod watch;
 
 use std::{
@@ -16,14 +17,15 @@ use std::{
     sync::Arc,
 };
 
-use kubenpu_ebpf::{MAX_VENDORS, vendor_slot};
+use kubenpu_ebpf::MAX_VENDORS;
 use kubenpu_sdk::{Description, Fault, PciId, validate};
 
 pub use directory::{SIZE_LIMIT, sha256_hex};
 pub use sandbox::{FUEL_PER_CALL, MEMORY_LIMIT, Sandbox};
+pub use tables::{Row, Table};
 pub use watch::Watcher;
 
-use crate::discovery::Device;
+use crate::discovery::{CharClaim, Device, Subsystem};
 
 /// The vendors compiled into this binary.
 pub static BUILTIN: &[Builtin] = include!(concat!(env!("OUT_DIR"), "/builtin_plugins.rs"));
@@ -123,9 +125,10 @@ pub enum PluginError {
         /// The vendor that keeps it.
         owner: String,
     },
-    /// Its name hashes to the kernel table slot of another vendor's.
+    /// One of its tables' names hashes to the kernel table slot of
+    /// another vendor's.
     #[error(
-        "its name {name:?} hashes to the kernel table slot of vendor {owner}: rename one of them"
+        "its table {name:?} hashes to the kernel table slot of vendor {owner}: rename one of them"
     )]
     SlotTaken {
         /// Its vendor name.
@@ -134,7 +137,9 @@ pub enum PluginError {
         owner: String,
     },
     /// The kernel's ioctl table is full.
-    #[error("the kernel's ioctl table holds {max} vendors, all in force: remove a plugin first")]
+    #[error(
+        "the kernel's ioctl table holds {max} vendor tables (one per vendor and per character device), all in force: remove a plugin first"
+    )]
     TooManyVendors {
         /// How many vendors the table holds.
         max: u32,
@@ -216,9 +221,10 @@ impl Plugin {
         &self.description.name
     }
 
-    /// Whether it claims the driver.
+    /// Whether it claims the driver, as a DRM driver or as a character
+    /// device's.
     pub fn claims(&self, driver: &str) -> bool {
-        self.description.drivers.iter().any(|d| d == driver)
+        self.description.drivers.iter().any(|d| d == driver) || self.char_device(driver).is_some()
     }
 
     /// Whether its table fits a device of a driver it claims.
@@ -286,9 +292,25 @@ pub struct Vendors {
 }
 
 impl Vendors {
-    /// The plugin claiming `driver`, if any.
-    pub fn for_driver(&self, driver: &str) -> Option<&Arc<Plugin>> {
-        self.plugins.iter().find(|p| p.claims(driver))
+    /// The plugin claiming `device`'s driver, if any: a DRM or accel
+    /// driver, or a character device's.
+    pub fn for_device(&self, device: &Device) -> Option<&Arc<Plugin>> {
+        self.plugins.iter().find(|p| match device.subsystem {
+            Subsystem::Drm | Subsystem::Accel => p.description.drivers.contains(&device.driver),
+            Subsystem::Char => p.char_device(&device.driver).is_some(),
+        })
+    }
+
+    /// Where the vendors' character devices are, for discovery.
+    pub fn char_claims(&self) -> Vec<CharClaim> {
+        self.plugins
+            .iter()
+            .flat_map(|p| &p.description.char_devices)
+            .map(|d| CharClaim {
+                driver: d.driver.clone(),
+                nodes: d.nodes.clone(),
+            })
+            .collect()
     }
 }
 
@@ -438,7 +460,12 @@ impl PluginHost {
 /// Why `plugin` cannot join the `accepted` vendors, if it cannot: a driver
 /// or a kernel table slot already taken, or a full table.
 fn admission(accepted: &[Arc<Plugin>], plugin: &Plugin) -> Option<PluginError> {
-    let driver_taken = plugin.description.drivers.iter().find_map(|driver| {
+    let claims = plugin
+        .description
+        .drivers
+        .iter()
+        .chain(plugin.description.char_devices.iter().map(|d| &d.driver));
+    let driver_taken = claims.into_iter().find_map(|driver| {
         accepted
             .iter()
             .find(|p| p.claims(driver))
@@ -447,18 +474,20 @@ fn admission(accepted: &[Arc<Plugin>], plugin: &Plugin) -> Option<PluginError> {
                 owner: owner.name().to_owned(),
             })
     });
-    let slot = vendor_slot(plugin.name());
     let slot_taken = || {
-        accepted
-            .iter()
-            .find(|p| vendor_slot(p.name()) == slot)
-            .map(|owner| PluginError::SlotTaken {
-                name: plugin.name().to_owned(),
-                owner: owner.name().to_owned(),
-            })
+        plugin.slots().into_iter().find_map(|(slot, name)| {
+            accepted
+                .iter()
+                .find(|p| p.slots().iter().any(|(taken, _)| *taken == slot))
+                .map(|owner| PluginError::SlotTaken {
+                    name,
+                    owner: owner.name().to_owned(),
+                })
+        })
     };
     let full = || {
-        (accepted.len() >= MAX_VENDORS as usize)
+        let tables: usize = accepted.iter().map(|p| p.slots().len()).sum();
+        (tables + plugin.slots().len() > MAX_VENDORS as usize)
             .then_some(PluginError::TooManyVendors { max: MAX_VENDORS })
     };
     driver_taken.or_else(slot_taken).or_else(full)

@@ -4,8 +4,8 @@
 //! an endless loop in milliseconds.
 
 use kubenpu_sdk::{
-    AllocatorsSpec, Description, FieldSpec, Ids, Kind, PciId, Phase, SizeSpec, TableEntry,
-    UsageNamesSpec,
+    AllocatorsSpec, CharDeviceSpec, CommandKey, CommandSpec, Description, FieldSpec, Ids, Kind,
+    NodesSpec, PciId, Phase, SizeSpec, TableEntry, UsageNamesSpec,
 };
 use wasmtime::{
     Engine, ResourceLimiter, Store, StoreLimits, StoreLimitsBuilder,
@@ -14,9 +14,24 @@ use wasmtime::{
 
 use super::{PluginError, engine};
 
-/// Host bindings generated from `wit/vendor.wit` (0.4.0).
+/// Host bindings generated from `wit/vendor.wit` (0.5.0).
 mod bindings {
     wasmtime::component::bindgen!({ world: "vendor", path: "../wit" });
+}
+
+/// Host bindings of the frozen 0.4.0 package, for plugins built before
+/// 0.5.0: the same world without `char-devices`. Its interfaces are the
+/// current ones, so the current bindings' types serve both.
+mod bindings_0_4 {
+    wasmtime::component::bindgen!({
+        world: "vendor",
+        path: "../wit/0.4.0",
+        with: {
+            "kubenpu:vendor/types@0.4.0": super::bindings::kubenpu::vendor::types,
+            "kubenpu:vendor/usage@0.4.0": super::bindings::kubenpu::vendor::usage,
+            "kubenpu:vendor/allocation@0.4.0": super::bindings::kubenpu::vendor::allocation,
+        },
+    });
 }
 
 /// Host bindings of the frozen 0.3.0 package, for plugins built before
@@ -77,6 +92,7 @@ pub struct Compiled {
 #[derive(Clone)]
 enum Pre {
     Current(VendorPre<Limits>),
+    V0_4(bindings_0_4::VendorPre<Limits>),
     V0_3(bindings_0_3::VendorPre<Limits>),
     V0_2(bindings_0_2::VendorPre<Limits>),
     V0_1(bindings_0_1::VendorPre<Limits>),
@@ -131,8 +147,9 @@ impl Sandbox {
         // of none is reported against the current one.
         let pre = match VendorPre::new(pre.clone()) {
             Ok(current) => Pre::Current(current),
-            Err(e) => bindings_0_3::VendorPre::new(pre.clone())
-                .map(Pre::V0_3)
+            Err(e) => bindings_0_4::VendorPre::new(pre.clone())
+                .map(Pre::V0_4)
+                .or_else(|_| bindings_0_3::VendorPre::new(pre.clone()).map(Pre::V0_3))
                 .or_else(|_| bindings_0_2::VendorPre::new(pre.clone()).map(Pre::V0_2))
                 .or_else(|_| bindings_0_1::VendorPre::new(pre).map(Pre::V0_1))
                 .map_err(|_| PluginError::Exports(one_line(&e)))?,
@@ -185,6 +202,7 @@ impl ResourceLimiter for Limits {
 /// An instance of one of the world's versions.
 enum Instance {
     Current(Vendor),
+    V0_4(bindings_0_4::Vendor),
     V0_3(bindings_0_3::Vendor),
     V0_2(bindings_0_2::Vendor),
     V0_1(bindings_0_1::Vendor),
@@ -208,6 +226,7 @@ impl Compiled {
         let mut store = Store::new(
             match &self.pre {
                 Pre::Current(pre) => pre.engine(),
+                Pre::V0_4(pre) => pre.engine(),
                 Pre::V0_3(pre) => pre.engine(),
                 Pre::V0_2(pre) => pre.engine(),
                 Pre::V0_1(pre) => pre.engine(),
@@ -222,6 +241,7 @@ impl Compiled {
             .set_fuel(FUEL_PER_CALL)
             .and_then(|()| match &self.pre {
                 Pre::Current(pre) => pre.instantiate(&mut store).map(Instance::Current),
+                Pre::V0_4(pre) => pre.instantiate(&mut store).map(Instance::V0_4),
                 Pre::V0_3(pre) => pre.instantiate(&mut store).map(Instance::V0_3),
                 Pre::V0_2(pre) => pre.instantiate(&mut store).map(Instance::V0_2),
                 Pre::V0_1(pre) => pre.instantiate(&mut store).map(Instance::V0_1),
@@ -235,35 +255,51 @@ impl Compiled {
 
     /// The plugin's description, unvalidated, with the sizes its alloc
     /// entries declare (none from a 0.1.0 plugin), its usage names (none
-    /// before 0.3.0) and its allocators (none before 0.4.0).
+    /// before 0.3.0), its allocators (none before 0.4.0) and its
+    /// character devices (none before 0.5.0).
     pub fn describe(&self) -> Result<Description, PluginError> {
         // One instance, one fuel budget, for every call.
-        let (d, sizes, names, allocators) = self.call("describe", |v, s| match v {
-            Instance::Current(v) => Ok((
-                v.call_describe(&mut *s)?,
-                v.call_alloc_sizes(&mut *s)?,
-                usage_names(v.call_usage_names(&mut *s)?),
-                allocators_spec(v.call_allocators(s)?),
-            )),
-            Instance::V0_3(v) => Ok((
-                v.call_describe(&mut *s)?,
-                v.call_alloc_sizes(&mut *s)?,
-                usage_names(v.call_usage_names(s)?),
-                AllocatorsSpec::default(),
-            )),
-            Instance::V0_2(v) => Ok((
-                v.call_describe(&mut *s)?,
-                v.call_alloc_sizes(s)?,
-                UsageNamesSpec::default(),
-                AllocatorsSpec::default(),
-            )),
-            Instance::V0_1(v) => Ok((
-                from_0_1(v.call_describe(s)?),
-                Vec::new(),
-                UsageNamesSpec::default(),
-                AllocatorsSpec::default(),
-            )),
-        })?;
+        let (d, sizes, names, allocators, char_devices) =
+            self.call("describe", |v, s| match v {
+                Instance::Current(v) => Ok((
+                    v.call_describe(&mut *s)?,
+                    v.call_alloc_sizes(&mut *s)?,
+                    usage_names(v.call_usage_names(&mut *s)?),
+                    allocators_spec(v.call_allocators(&mut *s)?),
+                    v.call_char_devices(s)?
+                        .into_iter()
+                        .map(char_device_spec)
+                        .collect(),
+                )),
+                Instance::V0_4(v) => Ok((
+                    v.call_describe(&mut *s)?,
+                    v.call_alloc_sizes(&mut *s)?,
+                    usage_names(v.call_usage_names(&mut *s)?),
+                    allocators_spec(v.call_allocators(s)?),
+                    Vec::new(),
+                )),
+                Instance::V0_3(v) => Ok((
+                    v.call_describe(&mut *s)?,
+                    v.call_alloc_sizes(&mut *s)?,
+                    usage_names(v.call_usage_names(s)?),
+                    AllocatorsSpec::default(),
+                    Vec::new(),
+                )),
+                Instance::V0_2(v) => Ok((
+                    v.call_describe(&mut *s)?,
+                    v.call_alloc_sizes(s)?,
+                    UsageNamesSpec::default(),
+                    AllocatorsSpec::default(),
+                    Vec::new(),
+                )),
+                Instance::V0_1(v) => Ok((
+                    from_0_1(v.call_describe(s)?),
+                    Vec::new(),
+                    UsageNamesSpec::default(),
+                    AllocatorsSpec::default(),
+                    Vec::new(),
+                )),
+            })?;
         let size_of = |nr: u8| sizes.iter().find(|s| s.nr == nr).map(size_spec);
         let ioctls = d
             .ioctls
@@ -272,11 +308,7 @@ impl Compiled {
                 nr: i.nr,
                 size: size_of(i.nr),
                 name: i.name,
-                kind: match i.kind {
-                    types::Kind::Submit => Kind::Submit,
-                    types::Kind::Alloc => Kind::Alloc,
-                    types::Kind::Wait => Kind::Wait,
-                },
+                kind: kind(i.kind),
             })
             .collect();
         Ok(Description {
@@ -286,6 +318,7 @@ impl Compiled {
             ioctls,
             usage_names: names,
             allocators,
+            char_devices,
         })
     }
 
@@ -294,6 +327,10 @@ impl Compiled {
         let subsystem = match device.subsystem {
             crate::discovery::Subsystem::Drm => types::Subsystem::Drm,
             crate::discovery::Subsystem::Accel => types::Subsystem::Accel,
+            // The plugin named the character device itself: nothing to
+            // decline, and `matches` is asked of DRM and accel devices
+            // only.
+            crate::discovery::Subsystem::Char => return Ok(true),
         };
         let device = types::Device {
             driver: device.driver.clone(),
@@ -302,6 +339,7 @@ impl Compiled {
         };
         self.call("matches", |v, s| match v {
             Instance::Current(v) => v.call_matches(s, &device),
+            Instance::V0_4(v) => v.call_matches(s, &device),
             Instance::V0_3(v) => v.call_matches(s, &device),
             Instance::V0_2(v) => v.call_matches(s, &device),
             Instance::V0_1(v) => v.call_matches(s, &device_0_1(&device)),
@@ -312,6 +350,7 @@ impl Compiled {
     pub fn product_name(&self, id: PciId) -> Result<Option<String>, PluginError> {
         self.call("product-name", |v, s| match v {
             Instance::Current(v) => v.call_product_name(s, wit_pci_id(id)),
+            Instance::V0_4(v) => v.call_product_name(s, wit_pci_id(id)),
             Instance::V0_3(v) => v.call_product_name(s, wit_pci_id(id)),
             Instance::V0_2(v) => v.call_product_name(s, wit_pci_id(id)),
             Instance::V0_1(v) => v.call_product_name(s, pci_id_0_1(wit_pci_id(id))),
@@ -397,6 +436,53 @@ fn allocators_spec(
     }
 }
 
+fn kind(kind: types::Kind) -> Kind {
+    match kind {
+        types::Kind::Submit => Kind::Submit,
+        types::Kind::Alloc => Kind::Alloc,
+        types::Kind::Wait => Kind::Wait,
+    }
+}
+
+fn char_device_spec(device: bindings::kubenpu::vendor::char_devices::CharDevice) -> CharDeviceSpec {
+    use bindings::kubenpu::vendor::char_devices::{CommandKey as WitKey, Nodes};
+    CharDeviceSpec {
+        driver: device.driver,
+        nodes: match device.nodes {
+            Nodes::Class(name) => NodesSpec::Class(name),
+            Nodes::Misc(name) => NodesSpec::Misc(name),
+            Nodes::Major(name) => NodesSpec::Major(name),
+        },
+        entry: device.entry,
+        key: match device.key {
+            WitKey::Number => CommandKey::Number,
+            WitKey::TypeAndNumber => CommandKey::TypeAndNumber,
+            WitKey::Whole => CommandKey::Whole,
+        },
+        commands: device
+            .commands
+            .into_iter()
+            .map(|c| CommandSpec {
+                cmd: c.cmd,
+                name: c.name,
+                kind: kind(c.kind),
+                size: c.size.map(|size| SizeSpec {
+                    field: field_spec(&size.size),
+                    read: phase(size.read),
+                    when: size.when.as_ref().map(|w| (field_spec(&w.field), w.value)),
+                }),
+            })
+            .collect(),
+    }
+}
+
+fn phase(phase: types::Phase) -> Phase {
+    match phase {
+        types::Phase::Before => Phase::Before,
+        types::Phase::After => Phase::After,
+    }
+}
+
 fn field_spec(field: &types::Field) -> FieldSpec {
     FieldSpec {
         name: field.name.clone(),
@@ -408,10 +494,7 @@ fn field_spec(field: &types::Field) -> FieldSpec {
 fn size_spec(size: &types::AllocSize) -> SizeSpec {
     SizeSpec {
         field: field_spec(&size.size),
-        read: match size.read {
-            types::Phase::Before => Phase::Before,
-            types::Phase::After => Phase::After,
-        },
+        read: phase(size.read),
         when: size.when.as_ref().map(|w| (field_spec(&w.field), w.value)),
     }
 }

@@ -389,6 +389,16 @@ impl Probe {
         tables::upload(&mut self.ebpf, current, table)
     }
 
+    /// Makes the hook run on exactly the `wanted` ioctl entries of other
+    /// drivers besides `drm_ioctl` (see [`hook::entries`]). Returns what
+    /// changed, for the log.
+    pub fn link_entries(
+        &mut self,
+        wanted: &std::collections::BTreeSet<String>,
+    ) -> Result<String, ProbeError> {
+        hook::entries::sync(&self.config.pin_dir, self.hook, wanted)
+    }
+
     /// What the programs have counted, measured and lost, so far.
     pub fn counts(&self) -> Result<Reading, ProbeError> {
         read::live(&self.ebpf, self.dumps.as_ref().ok(), &self.config.pin_dir)

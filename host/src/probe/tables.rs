@@ -9,26 +9,24 @@ use aya::{
     Ebpf,
     maps::{HashMap, MapData},
 };
-use kubenpu_ebpf::{
-    DeviceEntry, IoctlEntry, IoctlKey, MAX_DEVICE_NODES, NO_NUMA_NODE, map, size, vendor_slot,
-};
-use kubenpu_sdk::{Phase, TableEntry};
+use kubenpu_ebpf::{DeviceEntry, IoctlEntry, IoctlKey, MAX_DEVICE_NODES, NO_NUMA_NODE, map, size};
+use kubenpu_sdk::Phase;
 
 use super::ProbeError;
-use crate::{catalog::code_of_kind, device_table::DeviceTable};
+use crate::{catalog::code_of_kind, device_table::DeviceTable, plugins::Row};
 
 fn other(e: impl std::fmt::Display) -> ProbeError {
     ProbeError::Other(e.to_string())
 }
 
-/// What the program needs of a table entry: its kind and, for an alloc
+/// What the program needs of a table row: its kind and, for an alloc
 /// that declares one, where its size is.
-fn kernel_entry(entry: &TableEntry) -> IoctlEntry {
+fn kernel_entry(row: &Row<'_>) -> IoctlEntry {
     let mut out = IoctlEntry {
-        kind: code_of_kind(entry.kind),
+        kind: code_of_kind(row.kind),
         ..IoctlEntry::default()
     };
-    if let Some(declared) = &entry.size {
+    if let Some(declared) = row.size {
         out.size_offset = declared.field.offset;
         out.size_width = declared.field.width;
         out.size_phase = match declared.read {
@@ -50,36 +48,41 @@ type DeviceSlots = BTreeMap<u32, DeviceEntry>;
 type IoctlKinds = BTreeMap<IoctlKey, IoctlEntry>;
 
 /// What the maps should hold for `table`, and how many device nodes are
-/// left out because DEVICES is full. Vendor slots are distinct: the
-/// plugin host admits no two vendors whose names share one.
+/// left out because DEVICES is full. Table slots are distinct: the
+/// plugin host admits no two tables whose names share one.
 fn desired(table: &DeviceTable) -> (DeviceSlots, IoctlKinds, usize) {
     let ioctls = table
         .vendors
         .plugins
         .iter()
-        .flat_map(|plugin| {
-            let slot = vendor_slot(plugin.name());
-            plugin.description.ioctls.iter().map(move |entry| {
+        .flat_map(|plugin| plugin.tables())
+        .flat_map(|table| {
+            table.rows.into_iter().map(move |row| {
                 let key = IoctlKey {
-                    vendor_slot: slot,
-                    nr: u32::from(entry.nr),
+                    vendor_slot: table.slot,
+                    nr: row.key,
                 };
-                (key, kernel_entry(entry))
+                (key, kernel_entry(&row))
             })
         })
         .collect();
     let mut devices: DeviceSlots = table
         .claimed()
-        .flat_map(|(device, vendor)| {
+        .filter_map(|(device, vendor)| {
+            let table = vendor.table_for(device)?;
             let entry = DeviceEntry {
-                vendor_slot: vendor_slot(vendor.name()),
+                vendor_slot: table.slot,
                 numa_node: device.numa_node.unwrap_or(NO_NUMA_NODE),
+                cmd_mask: table.cmd_mask,
             };
-            device
-                .nodes
-                .iter()
-                .map(move |n| (n.dev.kernel_dev_t(), entry))
+            Some(
+                device
+                    .nodes
+                    .iter()
+                    .map(move |n| (n.dev.kernel_dev_t(), entry)),
+            )
         })
+        .flatten()
         .collect();
     let mut left_out = 0;
     while devices.len() > MAX_DEVICE_NODES as usize {

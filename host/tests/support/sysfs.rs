@@ -37,6 +37,7 @@ impl Sysfs {
         Roots {
             sysfs: self.sys(),
             dev: self.path().join("dev"),
+            proc: self.path().join("proc"),
         }
     }
 

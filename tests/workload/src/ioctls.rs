@@ -1,4 +1,5 @@
-//! The DRM calls the workload makes, with the uAPI structs they take.
+//! The DRM calls the workload makes, with the uAPI structs they take, and
+//! the DMA-heap and udmabuf allocations.
 
 use std::{fs::File, os::fd::AsRawFd as _, time::Duration, time::Instant};
 
@@ -20,6 +21,34 @@ pub const VIRTGPU_RESOURCE_CREATE: u8 = 0x44;
 pub const VIRTGPU_RESOURCE_CREATE_BLOB: u8 = 0x4a;
 /// `DRM_IOCTL_GEM_CLOSE`'s number.
 const GEM_CLOSE: u8 = 0x09;
+
+/// `DMA_HEAP_IOCTL_ALLOC`: `_IOWR('H', 0x0, struct
+/// dma_heap_allocation_data)`.
+pub const DMA_HEAP_IOCTL_ALLOC: u32 = 0xc018_4800;
+/// `UDMABUF_CREATE`: `_IOW('u', 0x42, struct udmabuf_create)`.
+pub const UDMABUF_CREATE: u32 = 0x4018_7542;
+/// `UDMABUF_FLAGS_CLOEXEC`.
+const UDMABUF_FLAGS_CLOEXEC: u32 = 1;
+
+/// `struct dma_heap_allocation_data`.
+#[repr(C)]
+#[derive(Default)]
+struct HeapAllocation {
+    len: u64,
+    fd: u32,
+    fd_flags: u32,
+    heap_flags: u64,
+}
+
+/// `struct udmabuf_create`.
+#[repr(C)]
+#[derive(Default)]
+struct UdmabufCreate {
+    memfd: u32,
+    flags: u32,
+    offset: u64,
+    size: u64,
+}
 
 /// `DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT` (bit 1; bit 0 is WAIT_ALL).
 const WAIT_FOR_SUBMIT: u32 = 1 << 1;
@@ -143,15 +172,39 @@ fn iowr(nr: u8, size: usize) -> libc::Ioctl {
 
 /// `ioctl(fd, _IOWR('d', nr, T), arg)`.
 fn call<T>(file: &File, nr: u8, arg: &mut T) -> i32 {
+    command(file.as_raw_fd(), iowr(nr, size_of::<T>()), arg)
+}
+
+/// `ioctl(fd, cmd, arg)`, for a `cmd` that encodes `T`'s size.
+fn command<T>(fd: libc::c_int, cmd: libc::Ioctl, arg: &mut T) -> i32 {
     // SAFETY: `arg` is a whole T, as large as the size the command
     // encodes.
-    unsafe {
-        libc::ioctl(
-            file.as_raw_fd(),
-            iowr(nr, size_of::<T>()),
-            std::ptr::from_mut(arg),
-        )
+    unsafe { libc::ioctl(fd, cmd, std::ptr::from_mut(arg)) }
+}
+
+/// Closes a file descriptor the kernel handed back.
+fn close_fd(fd: libc::c_int) {
+    // SAFETY: a descriptor this process owns and uses no more.
+    unsafe { libc::close(fd) };
+}
+
+/// A sealed memfd of `bytes`, as udmabuf requires (no shrinking).
+fn sealed_memfd(bytes: u64) -> Result<libc::c_int, String> {
+    let fail = |what: &str| format!("{what}: {}", std::io::Error::last_os_error());
+    // SAFETY: a NUL-terminated name; the descriptor is checked.
+    let fd = unsafe { libc::memfd_create(c"kubenpu-udmabuf".as_ptr(), libc::MFD_ALLOW_SEALING) };
+    if fd < 0 {
+        return Err(fail("memfd_create"));
     }
+    // SAFETY: calls on the descriptor just made.
+    let sized = unsafe { libc::ftruncate(fd, bytes as libc::off_t) } == 0
+        && unsafe { libc::fcntl(fd, libc::F_ADD_SEALS, libc::F_SEAL_SHRINK) } == 0;
+    if !sized {
+        let error = fail("sizing and sealing the memfd");
+        close_fd(fd);
+        return Err(error);
+    }
+    Ok(fd)
 }
 
 /// Runs `item` once on `file`.
@@ -226,6 +279,44 @@ pub fn issue(file: &File, item: &Item) -> Result<Outcome, String> {
                     close(file, resource.bo_handle);
                 }
             }
+        }
+        Item::Heap { count, bytes, .. } => {
+            for _ in 0..*count {
+                let mut allocation = HeapAllocation {
+                    len: *bytes,
+                    fd_flags: (libc::O_RDWR | libc::O_CLOEXEC) as u32,
+                    ..HeapAllocation::default()
+                };
+                let started = Instant::now();
+                let ret = command(
+                    file.as_raw_fd(),
+                    DMA_HEAP_IOCTL_ALLOC as libc::Ioctl,
+                    &mut allocation,
+                );
+                if outcome.record(ret, started) {
+                    outcome.bytes += bytes;
+                    close_fd(allocation.fd as libc::c_int);
+                }
+            }
+        }
+        Item::Udmabuf { count, bytes, .. } => {
+            let memfd = sealed_memfd(*bytes)?;
+            for _ in 0..*count {
+                let mut create = UdmabufCreate {
+                    memfd: memfd as u32,
+                    flags: UDMABUF_FLAGS_CLOEXEC,
+                    offset: 0,
+                    size: *bytes,
+                };
+                let started = Instant::now();
+                let ret = command(file.as_raw_fd(), UDMABUF_CREATE as libc::Ioctl, &mut create);
+                // It returns the dma-buf's descriptor.
+                if outcome.record(ret.min(0), started) {
+                    outcome.bytes += bytes;
+                    close_fd(ret);
+                }
+            }
+            close_fd(memfd);
         }
         Item::Blob { sizes, .. } => {
             for &size in sizes {

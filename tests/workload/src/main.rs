@@ -29,6 +29,11 @@
 //!   process listening at the unix socket SOCKET; no calls.
 //! - `recv-fd:SOCKET:NR:COUNT`: listens at SOCKET, and makes COUNT calls
 //!   of NR on the node a peer sends.
+//! - `heap:NODE:COUNT:BYTES`: COUNT `DMA_HEAP_IOCTL_ALLOC`s of BYTES each
+//!   on a DMA heap (`/dev/dma_heap/system`), each buffer closed again.
+//! - `udmabuf:NODE:COUNT:BYTES`: COUNT `UDMABUF_CREATE`s of the first
+//!   BYTES (a multiple of the page size) of one sealed memfd on
+//!   `/dev/udmabuf`, each buffer closed again.
 //!
 //! With `--threads N`, N threads share the one open file and each runs the
 //! item, all at once: its counts are N times one thread's. `--spread` pins

@@ -27,6 +27,18 @@ pub enum Item {
     SendFd { socket: String, node: String },
     /// COUNT calls of NR on the node a peer sends to `socket`.
     RecvFd { socket: String, nr: u8, count: u64 },
+    /// COUNT DMA-heap allocations of BYTES each.
+    Heap {
+        node: String,
+        count: u64,
+        bytes: u64,
+    },
+    /// COUNT udmabufs of BYTES of a memfd each.
+    Udmabuf {
+        node: String,
+        count: u64,
+        bytes: u64,
+    },
 }
 
 impl Item {
@@ -38,6 +50,8 @@ impl Item {
             | Item::Dumb { node, .. }
             | Item::Resource { node, .. }
             | Item::Blob { node, .. }
+            | Item::Heap { node, .. }
+            | Item::Udmabuf { node, .. }
             | Item::SendFd { node, .. } => node,
             Item::RecvFd { socket, .. } => socket,
         }
@@ -52,6 +66,8 @@ impl Item {
             Item::Dumb { .. } => crate::ioctls::MODE_CREATE_DUMB,
             Item::Resource { .. } => crate::ioctls::VIRTGPU_RESOURCE_CREATE,
             Item::Blob { .. } => crate::ioctls::VIRTGPU_RESOURCE_CREATE_BLOB,
+            Item::Heap { .. } => (crate::ioctls::DMA_HEAP_IOCTL_ALLOC & 0xff) as u8,
+            Item::Udmabuf { .. } => (crate::ioctls::UDMABUF_CREATE & 0xff) as u8,
         }
     }
 }
@@ -72,7 +88,7 @@ pub struct Options {
     pub items: Vec<Item>,
 }
 
-const USAGE: &str = "usage: kubenpu-workload [--threads N] [--spread] [--signals MS] [--after PATH] ITEM... (ITEM: NODE:NR:COUNT, syncobj-wait:NODE:COUNT:TIMEOUT_MS, dumb:NODE:WxHxBPP,..., resource:NODE:BYTES,..., blob:NODE:BYTES,..., send-fd:SOCKET:NODE, recv-fd:SOCKET:NR:COUNT)";
+const USAGE: &str = "usage: kubenpu-workload [--threads N] [--spread] [--signals MS] [--after PATH] ITEM... (ITEM: NODE:NR:COUNT, syncobj-wait:NODE:COUNT:TIMEOUT_MS, dumb:NODE:WxHxBPP,..., resource:NODE:BYTES,..., blob:NODE:BYTES,..., send-fd:SOCKET:NODE, recv-fd:SOCKET:NR:COUNT, heap:NODE:COUNT:BYTES, udmabuf:NODE:COUNT:BYTES)";
 
 /// Parses the arguments.
 pub fn parse(mut args: Vec<String>) -> Result<Options, String> {
@@ -171,6 +187,24 @@ fn item(arg: &str) -> Result<Item, String> {
                 sizes: list(sizes, number)?,
             })
         }),
+        "heap" | "udmabuf" => {
+            let mut parts = rest.rsplitn(3, ':');
+            let bytes = parts.next().and_then(number);
+            let count = parts.next().and_then(number);
+            match (parts.next(), count, bytes) {
+                (Some(node), Some(count), Some(bytes)) if kind == "heap" => Some(Item::Heap {
+                    node: node.into(),
+                    count,
+                    bytes,
+                }),
+                (Some(node), Some(count), Some(bytes)) => Some(Item::Udmabuf {
+                    node: node.into(),
+                    count,
+                    bytes,
+                }),
+                _ => None,
+            }
+        }
         "send-fd" => rest.split_once(':').map(|(socket, node)| Item::SendFd {
             socket: socket.into(),
             node: node.into(),
@@ -217,7 +251,8 @@ mod tests {
         let options = parse(args(
             "--threads 4 --spread --signals 5 --after /tmp/go /dev/dri/card0:0x48:10 syncobj-wait:/dev/dri/card0:3:20 \
              dumb:/dev/dri/card0:64x64x32,1x1x8 resource:/dev/dri/card0:4096 blob:/dev/dri/card0:8192,4096 \
-             send-fd:/tmp/s:/dev/dri/card0 recv-fd:/tmp/s:0x41:7",
+             send-fd:/tmp/s:/dev/dri/card0 recv-fd:/tmp/s:0x41:7 heap:/dev/dma_heap/system:3:4096 \
+             udmabuf:/dev/udmabuf:2:8192",
         ))
         .unwrap();
         assert_eq!(options.threads, 4);
@@ -259,6 +294,16 @@ mod tests {
                     nr: 0x41,
                     count: 7
                 },
+                Item::Heap {
+                    node: "/dev/dma_heap/system".into(),
+                    count: 3,
+                    bytes: 4096
+                },
+                Item::Udmabuf {
+                    node: "/dev/udmabuf".into(),
+                    count: 2,
+                    bytes: 8192
+                },
             ]
         );
     }
@@ -272,6 +317,7 @@ mod tests {
             "/dev/x:zz:1",
             "dumb:/dev/x:64x64",
             "syncobj-wait:/dev/x:3",
+            "heap:/dev/x:3",
         ] {
             assert!(parse(args(bad)).is_err(), "{bad:?}");
         }

@@ -61,6 +61,7 @@ pub const VENDOR: Vendor = Vendor {
         device_plugins: &[("amd.com/gpu", Ids::PciAddress)],
         dra_drivers: &[("gpu.amd.com", Ids::CardRender)],
     },
+    char_devices: &[],
 };
 
 kubenpu_sdk::export_vendor!(VENDOR);

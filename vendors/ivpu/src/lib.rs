@@ -48,6 +48,7 @@ pub const VENDOR: Vendor = Vendor {
         device_plugins: &[("npu.intel.com/accel", Ids::AccelNode)],
         dra_drivers: &[],
     },
+    char_devices: &[],
 };
 
 kubenpu_sdk::export_vendor!(VENDOR);

@@ -38,6 +38,7 @@ pub const VENDOR: Vendor = Vendor {
         regions: &[],
     },
     allocators: Allocators::NONE,
+    char_devices: &[],
 };
 
 kubenpu_sdk::export_vendor!(VENDOR);

@@ -21,6 +21,7 @@ pub const VENDOR: Vendor = Vendor {
     ],
     usage_names: UsageNames::KERNEL,
     allocators: Allocators::NONE,
+    char_devices: &[],
 };
 
 kubenpu_sdk::export_vendor!(VENDOR);

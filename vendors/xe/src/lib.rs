@@ -53,6 +53,7 @@ pub const VENDOR: Vendor = Vendor {
         ],
         dra_drivers: &[("gpu.intel.com", Ids::DashedPciAddress)],
     },
+    char_devices: &[],
 };
 
 kubenpu_sdk::export_vendor!(VENDOR);

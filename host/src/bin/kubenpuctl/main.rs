@@ -161,14 +161,16 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             dev_root,
             plugins,
         } => {
-            let found = discovery::discover(&Roots {
+            let vendors = load_vendors(plugins.plugins_dir)?;
+            let roots = Roots {
                 sysfs: sysfs_root,
                 dev: dev_root,
-            });
+                ..Roots::default()
+            };
+            let found = discovery::discover(&roots, &vendors.char_claims());
             for skipped in &found.skipped {
                 eprintln!("kubenpuctl: skipped {skipped}");
             }
-            let vendors = load_vendors(plugins.plugins_dir)?;
             let table = DeviceTable::build(found.devices, vendors);
             for problem in &table.problems {
                 eprintln!("kubenpuctl: {problem}");

@@ -123,6 +123,31 @@ struct PluginRow<'a> {
     device_plugins: BTreeMap<&'a str, &'static str>,
     /// DRA drivers likewise.
     dra_drivers: BTreeMap<&'a str, &'static str>,
+    /// Its character devices outside DRM, each with its table.
+    char_devices: Vec<CharDeviceRow<'a>>,
+}
+
+/// One character device of a plugin as JSON.
+#[derive(Serialize)]
+struct CharDeviceRow<'a> {
+    driver: &'a str,
+    /// Where its nodes are: `class dma_heap`, `misc device udmabuf`,
+    /// `major nvidia`.
+    nodes: String,
+    /// The kernel function hooked.
+    entry: &'a str,
+    /// The bits of a command that pick its entry.
+    key: &'static str,
+    commands: Vec<CommandRow<'a>>,
+}
+
+/// One command of a character device's table as JSON.
+#[derive(Serialize)]
+struct CommandRow<'a> {
+    cmd: u32,
+    name: &'a str,
+    kind: &'static str,
+    size: Option<String>,
 }
 
 /// `kernel=shown, ...`.
@@ -156,6 +181,26 @@ fn plugin_row(plugin: &Plugin) -> PluginRow<'_> {
         region_names: pairs(&d.usage_names.regions),
         device_plugins: id_forms(&d.allocators.device_plugins),
         dra_drivers: id_forms(&d.allocators.dra_drivers),
+        char_devices: d
+            .char_devices
+            .iter()
+            .map(|device| CharDeviceRow {
+                driver: &device.driver,
+                nodes: device.nodes.to_string(),
+                entry: &device.entry,
+                key: device.key.as_str(),
+                commands: device
+                    .commands
+                    .iter()
+                    .map(|c| CommandRow {
+                        cmd: c.cmd,
+                        name: &c.name,
+                        kind: c.kind.as_str(),
+                        size: c.size.as_ref().map(size_text),
+                    })
+                    .collect(),
+            })
+            .collect(),
     }
 }
 
@@ -205,7 +250,28 @@ pub fn plugins(plugins: &[Arc<Plugin>], format: Format) -> String {
                 i.size.clone().unwrap_or_else(|| "-".into()),
             ]
         });
-        out.push_str(&aligned(&["  NR", "KIND", "IOCTL", "SIZE"], rows));
+        if !row.ioctls.is_empty() {
+            out.push_str(&aligned(&["  NR", "KIND", "IOCTL", "SIZE"], rows));
+        }
+        for device in &row.char_devices {
+            let _ = writeln!(
+                out,
+                "  character device {}: {}, entry {}, keyed on the {}",
+                device.driver,
+                device.nodes,
+                device.entry,
+                device.key.replace('-', " ")
+            );
+            let rows = device.commands.iter().map(|c| {
+                vec![
+                    format!("    {:#010x}", c.cmd),
+                    c.kind.to_owned(),
+                    c.name.to_owned(),
+                    c.size.clone().unwrap_or_else(|| "-".into()),
+                ]
+            });
+            out.push_str(&aligned(&["    CMD", "KIND", "COMMAND", "SIZE"], rows));
+        }
     }
     out
 }

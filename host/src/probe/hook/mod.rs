@@ -25,6 +25,7 @@
 //! link) measures how it ended. The exit side is attached first, so no
 //! call is ever seen entering without its return being watched.
 
+pub mod entries;
 mod fentry;
 mod kprobe;
 mod kprobe_multi;

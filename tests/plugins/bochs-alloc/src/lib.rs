@@ -24,6 +24,7 @@ pub const VENDOR: Vendor = Vendor {
         ],
         dra_drivers: &[("display.kubenpu.test", Ids::DashedPciAddress)],
     },
+    char_devices: &[],
 };
 
 kubenpu_sdk::export_vendor!(VENDOR);

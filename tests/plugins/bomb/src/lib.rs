@@ -39,6 +39,10 @@ mod component {
         fn allocators() -> kubenpu_sdk::guest::Allocators {
             kubenpu_sdk::guest::allocators(&kubenpu_sdk::Allocators::NONE)
         }
+
+        fn char_devices() -> kubenpu_sdk::guest::OwnedVec<kubenpu_sdk::guest::WitCharDevice> {
+            OwnedVec::new()
+        }
     }
 
     kubenpu_sdk::export_component!(Bomb);

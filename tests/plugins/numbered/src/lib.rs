@@ -31,6 +31,7 @@ mod component {
         )],
         usage_names: UsageNames::KERNEL,
         allocators: Allocators::NONE,
+        char_devices: &[],
     };
 
     struct Numbered;
@@ -64,6 +65,10 @@ mod component {
 
         fn allocators() -> kubenpu_sdk::guest::Allocators {
             guest::allocators(&VENDOR.allocators)
+        }
+
+        fn char_devices() -> kubenpu_sdk::guest::OwnedVec<kubenpu_sdk::guest::WitCharDevice> {
+            guest::char_devices(&VENDOR)
         }
     }
 

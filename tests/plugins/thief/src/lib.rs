@@ -14,6 +14,7 @@ pub const VENDOR: Vendor = Vendor {
     ioctls: &[Ioctl::submit("DRM_IOCTL_THIEF_SUBMIT", drm::command(0x00))],
     usage_names: UsageNames::KERNEL,
     allocators: Allocators::NONE,
+    char_devices: &[],
 };
 
 kubenpu_sdk::export_vendor!(VENDOR);

@@ -1,0 +1,163 @@
+//! The hook on the other drivers' ioctl entries (`dma_heap_ioctl`,
+//! `nvidia_unlocked_ioctl`, ...), which take `drm_ioctl`'s arguments:
+//! the hook's own pinned programs, linked to each entry function the
+//! claimed character devices name, and pinned per function:
+//!
+//! ```text
+//! <pin dir>/entries/<function>        the entry link
+//! <pin dir>/entries/<function>-exit   the exit link (none for a session)
+//! ```
+//!
+//! A restarted agent keeps the links that run the programs in force and
+//! replaces the others (exit side first, as for `drm_ioctl`); functions no
+//! longer wanted are unlinked. Only the kprobe types link this way: an
+//! fentry program is verified against one function, so it would need a
+//! load per entry.
+
+use std::{
+    collections::BTreeSet,
+    fs,
+    os::fd::{AsFd as _, OwnedFd},
+    path::{Path, PathBuf},
+};
+
+use aya::programs::{KProbe, ProbeKind, links::FdLink};
+
+use super::{Hook, attach_error, pinned};
+use crate::probe::{ProbeError, pins, syscall, syscall::Side};
+
+/// Where the entry links are pinned.
+fn dir(pin_dir: &Path) -> PathBuf {
+    pin_dir.join("entries")
+}
+
+fn link_path(pin_dir: &Path, function: &str, side: Side) -> PathBuf {
+    dir(pin_dir).join(match side {
+        Side::Entry => function.to_owned(),
+        Side::Exit => format!("{function}-exit"),
+    })
+}
+
+/// The sides `hook` links, exit first.
+fn sides(hook: Hook) -> &'static [Side] {
+    match hook {
+        Hook::KprobeSession => &[Side::Entry],
+        _ => &[Side::Exit, Side::Entry],
+    }
+}
+
+/// Makes the hook's programs run on exactly the `wanted` functions besides
+/// `drm_ioctl`. Returns what changed, for the log; a function that cannot
+/// be linked is an error naming it, after every other one is in place.
+pub fn sync(pin_dir: &Path, hook: Hook, wanted: &BTreeSet<String>) -> Result<String, ProbeError> {
+    let mut changes = Vec::new();
+    let mut failures = Vec::new();
+    for function in wanted {
+        match link(pin_dir, hook, function) {
+            Ok(true) => changes.push(format!("{} linked to {function}", hook.as_str())),
+            Ok(false) => {}
+            Err(e) => failures.push(format!("{function}: {}", e.reason())),
+        }
+    }
+    for function in pinned_functions(pin_dir) {
+        if !wanted.contains(&function) {
+            for side in [Side::Entry, Side::Exit] {
+                let _ = fs::remove_file(link_path(pin_dir, &function, side));
+            }
+            changes.push(format!("unlinked from {function}"));
+        }
+    }
+    if failures.is_empty() {
+        Ok(changes.join("; "))
+    } else {
+        Err(ProbeError::Attach(format!(
+            "{}: their character devices are not counted",
+            failures.join("; ")
+        )))
+    }
+}
+
+/// The functions with a pinned entry link.
+fn pinned_functions(pin_dir: &Path) -> BTreeSet<String> {
+    fs::read_dir(dir(pin_dir))
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().into_string().ok())
+        .map(|name| name.strip_suffix("-exit").unwrap_or(&name).to_owned())
+        .filter(|name| !name.ends_with("-next"))
+        .collect()
+}
+
+/// Links `function`'s sides that do not already run the pinned programs;
+/// returns whether it linked any.
+fn link(pin_dir: &Path, hook: Hook, function: &str) -> Result<bool, ProbeError> {
+    fs::create_dir_all(dir(pin_dir))
+        .map_err(|e| pinned::pin_error(&dir(pin_dir), e.to_string()))?;
+    let mut linked = false;
+    for &side in sides(hook) {
+        let program_path = pins::program_path(pin_dir, side);
+        let program = syscall::open_pinned(&program_path)
+            .map_err(|e| pinned::pin_error(&program_path, e.to_string()))?;
+        let tag = syscall::program_stats(program.as_fd())
+            .map_err(|e| ProbeError::Other(format!("cannot read the program's tag: {e}")))?
+            .tag;
+        let path = link_path(pin_dir, function, side);
+        let current = syscall::pinned_link(&path).ok();
+        if current.is_some_and(|link| {
+            link.tag == tag && hook.link_types(side).contains(&link.link_type.as_str())
+        }) {
+            continue;
+        }
+        // Staged, then renamed over the old link: the function is never
+        // without one of them.
+        let staged = path.with_file_name(format!(
+            "{}-next",
+            path.file_name().unwrap_or_default().to_string_lossy()
+        ));
+        let _ = fs::remove_file(&staged);
+        make_link(hook, side, program, &program_path, function, &staged)?;
+        fs::rename(&staged, &path).map_err(|e| pinned::pin_error(&path, e.to_string()))?;
+        linked = true;
+    }
+    Ok(linked)
+}
+
+/// Links `program` (pinned at `program_path`) to `side` of `function` as
+/// `hook` does, and pins the link at `path`.
+fn make_link(
+    hook: Hook,
+    side: Side,
+    program: OwnedFd,
+    program_path: &Path,
+    function: &str,
+    path: &Path,
+) -> Result<(), ProbeError> {
+    let pin = |link: OwnedFd| {
+        syscall::pin(link.as_fd(), path).map_err(|e| pinned::pin_error(path, e.to_string()))
+    };
+    match hook {
+        Hook::KprobeSession => pin(syscall::kprobe_session_link(program.as_fd(), function)
+            .map_err(|e| ProbeError::Attach(format!("BPF_LINK_CREATE kprobe session: {e}")))?),
+        Hook::KprobeMulti => pin(syscall::kprobe_multi_link(program.as_fd(), function, side)
+            .map_err(|e| ProbeError::Attach(format!("BPF_LINK_CREATE kprobe.multi: {e}")))?),
+        Hook::Kprobe => {
+            let kind = match side {
+                Side::Entry => ProbeKind::Entry,
+                Side::Exit => ProbeKind::Return,
+            };
+            let mut probe = KProbe::from_pin(program_path, kind).map_err(|e| attach_error(&e))?;
+            let id = probe.attach(function, 0).map_err(|e| attach_error(&e))?;
+            let link: FdLink = probe
+                .take_link(id)
+                .map_err(|e| attach_error(&e))?
+                .try_into()
+                .map_err(|e| attach_error(&e))?;
+            pinned::pin_fd_link(link, path)
+        }
+        Hook::Fentry | Hook::FentryModule => Err(ProbeError::Attach(format!(
+            "the {} hook is verified against drm_ioctl alone: use a kprobe hook (--hook auto)",
+            hook.as_str()
+        ))),
+    }
+}
