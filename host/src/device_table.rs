@@ -100,6 +100,23 @@ impl DeviceTable {
             .collect()
     }
 
+    /// The claimed character devices no allocator hands out (their vendor
+    /// names none: the DMA heaps, udmabuf), by stable name. Nothing can
+    /// say a container was not given them: the allocation join never
+    /// counts their calls as unallocated, and the policy never refuses
+    /// them as such (a deny rule still can).
+    pub fn open_to_all(&self) -> BTreeSet<Arc<str>> {
+        self.claimed()
+            .filter(|(device, vendor)| {
+                let allocators = &vendor.description.allocators;
+                device.subsystem == Subsystem::Char
+                    && allocators.device_plugins.is_empty()
+                    && allocators.dra_drivers.is_empty()
+            })
+            .map(|(device, _)| Arc::from(device.name.as_str()))
+            .collect()
+    }
+
     /// The devices some vendor claims.
     pub fn claimed(&self) -> impl Iterator<Item = (&Device, &Arc<Plugin>)> {
         self.entries

@@ -6,7 +6,9 @@
 //! same programs as `drm_ioctl`. In one boot per kernel:
 //!
 //! - a pod in containerd allocates through both, and its `alloc` calls and
-//!   bytes are exact per pod;
+//!   bytes are exact per pod; kubelet (the test's PodResources server)
+//!   gave it no device, and its calls on vgem count as unallocated, but
+//!   not those on the heap and udmabuf, which no allocator hands out;
 //! - eight threads on two vCPUs allocate from the heap, and every call is
 //!   counted (or, under a kprobe session, counted as dropped by reason);
 //! - commands the tables do not list, on the claimed nodes, and calls on
@@ -36,6 +38,8 @@ const PER_THREAD: u64 = 2_500;
 const WHILE_DOWN: u64 = 25;
 /// Calls the tables leave out, and calls on an unclaimed misc device.
 const UNLISTED: u64 = 25;
+/// The pod's calls on vgem, a DRM device nobody gave it.
+const VGEM_CALLS: u64 = 15;
 
 /// `DMA_HEAP_IOCTL_ALLOC`'s key (the number: `dma_heap_ioctl` dispatches
 /// on it) and `UDMABUF_CREATE`'s (the whole command).
@@ -51,26 +55,34 @@ fn run(kernel: Kernel) -> Results {
              HEAP=/dev/dma_heap/system
              [ -c $HEAP ] && [ -c /dev/udmabuf ] || fail "no DMA heap or udmabuf in this kernel"
              start_containerd
-             start_agent --cri-socket "$CRI_SOCKET"
+             # kubelet lists the pod, with no device given.
+             SOCKET=/var/lib/kubelet/pod-resources/kubelet.sock
+             echo '{{"pods":[{{"namespace":"ml","name":"heaps","containers":[{{"name":"alloc","devices":[],"claims":[]}}]}}],"list":"ok","get":"ok"}}' > /shared/state.json
+             kubenpu-pods podresources --socket $SOCKET --state /shared/state.json --calls /tmp/calls > /tmp/kubelet.log 2>&1 &
+             KUBELET_PID=$!
+             until [ -S $SOCKET ]; do sleep 0.1; done
+             AGENT_ARGS="--cri-socket $CRI_SOCKET --allocation-interval 1s"
+             start_agent $AGENT_ARGS
              kubenpu-pods pod --dir "$CRI_DIR" --pod "ml/heaps/3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f" \
-               --image "$WORKLOAD_IMAGE" --device $HEAP --device /dev/udmabuf --mount /shared:/out \
-               --container "alloc=kubenpu-workload heap:$HEAP:{POD_HEAPS}:{HEAP_BYTES} udmabuf:/dev/udmabuf:{POD_UDMABUFS}:{UDMABUF_BYTES} > /out/pod.json" \
+               --image "$WORKLOAD_IMAGE" --device $HEAP --device /dev/udmabuf --device $VGEM_RENDER --mount /shared:/out \
+               --container "alloc=kubenpu-workload heap:$HEAP:{POD_HEAPS}:{HEAP_BYTES} udmabuf:/dev/udmabuf:{POD_UDMABUFS}:{UDMABUF_BYTES} $VGEM_RENDER:0x41:{VGEM_CALLS} > /out/pod.json && exec sleep 1000000" \
                > /dev/null || {{ tail -20 "$CRI_DIR/containerd.log"; fail "cannot run the pod"; }}
              issue threads --threads {THREADS} heap:$HEAP:{PER_THREAD}:4096
              issue unlisted $HEAP:0x01:{UNLISTED} /dev/udmabuf:0x44:{UNLISTED} /dev/cpu_dma_latency:0x42:{UNLISTED}
              wait_file /shared/pod.json
              stop_agent
              issue down heap:$HEAP:{WHILE_DOWN}:4096
-             start_agent --cri-socket "$CRI_SOCKET"
+             start_agent $AGENT_ARGS
              tries=0
              until busybox wget -q -O /shared/metrics http://127.0.0.1:8080/metrics \
-                   && grep -q 'pod="heaps".*vendor="udmabuf",kind="alloc"' /shared/metrics; do
+                   && grep -q 'pod="heaps".*vendor="udmabuf",kind="alloc"' /shared/metrics \
+                   && grep -q '^kubenpu_unallocated_ioctl_total{{pod="heaps"' /shared/metrics; do
                tries=$((tries + 1)); [ "$tries" -lt 300 ] || fail "the pod's series never appeared"
                sleep 0.1
              done
              snapshot chardev
              stop_agent
-             kill -TERM $PODS_PID
+             kill -TERM $PODS_PID $KUBELET_PID
              cp $AGENT_LOG /shared/agent.log"#
         ),
     )
@@ -101,6 +113,20 @@ fn allocations_outside_drm_are_counted_exactly_per_pod(kernel: Kernel) {
     assert_eq!(
         counter(&metrics, &format!("kubenpu_alloc_bytes_total{udmabuf}")),
         POD_UDMABUFS * UDMABUF_BYTES
+    );
+    // Classified (kubelet gave it nothing): its vgem calls are
+    // unallocated, its heap and udmabuf calls are not.
+    let unallocated: Vec<&str> = metrics
+        .lines()
+        .filter(|l| l.starts_with("kubenpu_unallocated_ioctl_total{"))
+        .collect();
+    assert_eq!(unallocated.len(), 1, "{metrics}");
+    assert!(
+        unallocated[0].contains(r#"pod="heaps""#)
+            && unallocated[0].contains(r#"vendor="vgem""#)
+            && unallocated[0].ends_with(&format!(" {VGEM_CALLS}")),
+        "{}",
+        unallocated[0]
     );
     // The pod's own account of them.
     let pod = results.file("pod.json");

@@ -127,9 +127,11 @@ pub fn classify(classified: &mut Classified, resolved: &Resolved, fresh: Duratio
 }
 
 /// Calls on devices that were not allocated to the calling container, per
-/// series, from the classified cgroups only.
+/// series, from the classified cgroups only; devices `open` to every
+/// container (no allocator hands them out) excepted.
 pub fn unallocated(
     classified: &Classified,
+    open: &BTreeSet<Arc<str>>,
     counters: &[Counter],
     usage: &Usage,
 ) -> BTreeMap<Series, u64> {
@@ -141,7 +143,7 @@ pub fn unallocated(
         let Some(series) = usage.series(counter) else {
             continue;
         };
-        if !devices.contains(&series.device) {
+        if !devices.contains(&series.device) && !open.contains(&series.device) {
             *calls.entry(series).or_default() += counter.value.calls;
         }
     }

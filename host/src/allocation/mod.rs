@@ -256,7 +256,7 @@ impl Allocation {
                 usage,
                 &self.topology,
             ),
-            unallocated: join::unallocated(&self.classified, counters, usage),
+            unallocated: join::unallocated(&self.classified, &self.resolved.open, counters, usage),
             up: self.up,
             fresh: self.fresh(),
             last_sync: self.listing.as_ref().map(|l| l.listed_unix),

@@ -74,13 +74,19 @@ pub struct Resolved {
     pub containers: HashMap<ContainerKey, Granted>,
     /// IDs no rule resolved, per resource (or DRA driver).
     pub unmapped: BTreeMap<String, u64>,
+    /// Devices no allocator hands out, open to every container (see
+    /// [`DeviceTable::open_to_all`]).
+    pub open: BTreeSet<Arc<str>>,
 }
 
 impl Resolved {
     /// Resolves `containers` against the devices and vendors of `table`.
     pub fn new(containers: &[Container], table: &DeviceTable) -> Self {
         let rules = Rules::of(table);
-        let mut resolved = Resolved::default();
+        let mut resolved = Resolved {
+            open: table.open_to_all(),
+            ..Resolved::default()
+        };
         for container in containers {
             let mut granted = Granted {
                 owner: container.owner.clone(),

@@ -343,6 +343,7 @@ impl Policy {
     /// their namespace's mode.
     fn rulings(&self, table: &DeviceTable, usage: &Usage) -> Rulings {
         let nodes = rules::nodes_by_device(table);
+        let open = table.open_to_all();
         let mut rulings = Rulings::new();
         for (&id, devices) in &self.allocated {
             // Classified means named: a cgroup without an owner is skipped.
@@ -350,7 +351,7 @@ impl Policy {
                 continue;
             };
             if let Some(mode) = self.mode_of(&owner.namespace) {
-                let grants = rules::grants(devices, &self.file.applied(owner), &nodes);
+                let grants = rules::grants(devices, &open, &self.file.applied(owner), &nodes);
                 rulings.insert(id, Ruling { mode, grants });
             }
         }

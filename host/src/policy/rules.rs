@@ -39,12 +39,13 @@ pub fn nodes_by_device(table: &DeviceTable) -> HashMap<Arc<str>, Vec<u32>> {
         .collect()
 }
 
-/// What a container may do on each node: all of its `allocated` devices
-/// and those the file's rules `allow`, less the devices they `deny`
-/// (refused by deny-device) and the kinds they deny on the rest
-/// (refused by deny-kind).
+/// What a container may do on each node: all of its `allocated` devices,
+/// those `open` to all and those the file's rules `allow`, less the
+/// devices they `deny` (refused by deny-device) and the kinds they deny
+/// on the rest (refused by deny-kind).
 pub fn grants(
     allocated: &BTreeSet<Arc<str>>,
+    open: &BTreeSet<Arc<str>>,
     applied: &Applied,
     nodes: &HashMap<Arc<str>, Vec<u32>>,
 ) -> BTreeMap<u32, u32> {
@@ -59,6 +60,7 @@ pub fn grants(
     };
     let given = allocated
         .iter()
+        .chain(open)
         .map(|d| &**d)
         .chain(applied.allow.iter().copied());
     let mut grants = BTreeMap::new();
@@ -327,10 +329,16 @@ mod tests {
                 .map(|(d, n)| (Arc::from(d), n))
                 .collect();
         let allocated: BTreeSet<Arc<str>> = [Arc::from("a")].into();
+        let (closed, open) = (BTreeSet::new(), [Arc::from("c")].into());
         let none = Applied::default();
         assert_eq!(
-            grants(&allocated, &none, &nodes),
+            grants(&allocated, &closed, &none, &nodes),
             BTreeMap::from([(10, ALL), (11, ALL)])
+        );
+        // A device no allocator hands out is every container's.
+        assert_eq!(
+            grants(&allocated, &open, &none, &nodes),
+            BTreeMap::from([(10, ALL), (11, ALL), (30, ALL)])
         );
         let applied = Applied {
             allow: ["b", "gone"].into(),
@@ -343,8 +351,17 @@ mod tests {
         );
         let denied = grant::value(0, rule::DENY_DEVICE);
         assert_eq!(
-            grants(&allocated, &applied, &nodes),
+            grants(&allocated, &closed, &applied, &nodes),
             BTreeMap::from([(10, denied), (11, denied), (20, some)])
+        );
+        // A deny rule takes it away all the same.
+        let deny_open = Applied {
+            deny: ["c"].into(),
+            ..Applied::default()
+        };
+        assert_eq!(
+            grants(&allocated, &open, &deny_open, &nodes),
+            BTreeMap::from([(10, ALL), (11, ALL), (30, denied)])
         );
         assert_eq!(allowed_kinds(some), ["open", "alloc"]);
         assert_eq!(denied_kinds(some), ["submit", "wait"]);
