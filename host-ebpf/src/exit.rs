@@ -15,7 +15,7 @@
 use aya_ebpf::helpers::{bpf_get_current_pid_tgid, bpf_ktime_get_ns};
 use kubenpu_ebpf::{CountKey, Inflight, Loss};
 
-use crate::{Field, INFLIGHT, add, counter, lose, record_duration, size, value_field};
+use crate::{Field, INFLIGHT, add, counter, lose, record_duration, value_field};
 
 /// `-ERESTARTSYS`, `-ERESTARTNOINTR`, `-ERESTARTNOHAND` and
 /// `-ERESTART_RESTARTBLOCK`: kernel-internal, never seen by userspace.
@@ -68,7 +68,7 @@ pub fn finish(ret: i64) {
     let bytes = match (ret >= 0, call.size_at) {
         (false, _) => 0,
         (true, 0) => call.bytes,
-        (true, at) => size::read(at, call.size_width).unwrap_or_else(|| {
+        (true, at) => crate::filter::read_user(at, call.size_width).unwrap_or_else(|| {
             lose(Loss::SizeUnread);
             0
         }),

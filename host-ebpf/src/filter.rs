@@ -7,12 +7,14 @@
 //! SPDX-License-Identifier: GPL-2.0-only
 
 use aya_ebpf::{
-    helpers::bpf_probe_read_kernel,
+    helpers::{bpf_probe_read_kernel, bpf_probe_read_user},
     macros::map,
     maps::HashMap,
     programs::{FEntryContext, ProbeContext},
 };
-use kubenpu_ebpf::{DeviceEntry, IoctlEntry, IoctlKey, MAX_DEVICE_NODES, MAX_VENDORS};
+use kubenpu_ebpf::{
+    ClassKey, DeviceEntry, IoctlEntry, IoctlKey, MAX_CLASS_VALUES, MAX_DEVICE_NODES, MAX_VENDORS,
+};
 
 /// Offsets into `struct file` and `struct inode`, set by the agent from
 /// the running kernel's BTF; frozen read-only data, so the verifier sees
@@ -27,6 +29,9 @@ static DEVICES: HashMap<u32, DeviceEntry> = HashMap::pinned(MAX_DEVICE_NODES, 0)
 /// Whole tables (256 numbers) for every vendor.
 #[map]
 static IOCTLS: HashMap<IoctlKey, IoctlEntry> = HashMap::pinned(MAX_VENDORS * 256, 0);
+/// The values of classified entries' fields that make their calls count.
+#[map]
+static CLASSES: HashMap<ClassKey, u8> = HashMap::pinned(MAX_CLASS_VALUES, 0);
 
 /// One `drm_ioctl(filp, cmd, arg)` call, as the entry programs see it.
 #[derive(Clone, Copy)]
@@ -108,6 +113,9 @@ pub struct Kept {
     pub entry: &'static IoctlEntry,
     /// The device's NUMA node, or `NO_NUMA_NODE`.
     pub numa_node: u32,
+    /// A classified entry whose field could not be read: the call may or
+    /// may not be of its kind, and is not counted (a loss by reason).
+    pub unclassified: bool,
 }
 
 /// The accelerator device node `rdev`, if it is one.
@@ -130,16 +138,57 @@ pub fn ioctl(device: &DeviceEntry, nr: u32) -> Option<&'static IoctlEntry> {
     }
 }
 
+/// Reads a `width`-byte unsigned integer (4 or 8) at user address `at`.
+#[inline(always)]
+pub fn read_user(at: u64, width: u32) -> Option<u64> {
+    // SAFETY: probe reads of user memory; a fault returns an error.
+    unsafe {
+        match width {
+            8 => bpf_probe_read_user(at as *const u64).ok(),
+            4 => bpf_probe_read_user(at as *const u32).ok().map(u64::from),
+            _ => None,
+        }
+    }
+}
+
+/// Whether a call with argument `arg` of `device`'s entry `nr` is of the
+/// entry's kind: always for an unclassified entry; for a classified one,
+/// whether its field has a value the table lists (`None`: the field
+/// could not be read).
+#[inline(always)]
+pub fn of_kind(device: &DeviceEntry, nr: u32, entry: &IoctlEntry, arg: u64) -> Option<bool> {
+    if entry.only_width == 0 {
+        return Some(true);
+    }
+    let value = read_user(
+        arg + u64::from(entry.only_offset),
+        u32::from(entry.only_width),
+    )?;
+    let key = ClassKey {
+        vendor_slot: device.vendor_slot,
+        nr,
+        value,
+    };
+    // SAFETY: map values are only read.
+    Some(unsafe { CLASSES.get(key) }.is_some())
+}
+
 /// The call, if the device's vendor counts its command, else `None`.
 #[inline(always)]
 pub fn tracked(call: &Call) -> Option<Kept> {
     let device = device(call.rdev)?;
     let nr = call.cmd & device.cmd_mask;
     let entry = ioctl(device, nr)?;
+    let unclassified = match of_kind(device, nr, entry, call.arg) {
+        Some(true) => false,
+        Some(false) => return None,
+        None => true,
+    };
     Some(Kept {
         nr,
         entry,
         numa_node: device.numa_node,
+        unclassified,
     })
 }
 

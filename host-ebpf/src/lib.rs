@@ -75,6 +75,9 @@ pub mod map {
     pub const DEVICES: &str = "DEVICES";
     /// [`IoctlKey`](super::IoctlKey) -> [`IoctlEntry`](super::IoctlEntry).
     pub const IOCTLS: &str = "IOCTLS";
+    /// [`ClassKey`](super::ClassKey) -> `u8` 1: the values of classified
+    /// entries' fields that make their calls count.
+    pub const CLASSES: &str = "CLASSES";
     /// [`CountKey`](super::CountKey) -> [`CountValue`](super::CountValue),
     /// one value for all CPUs, added to atomically.
     pub const COUNTS: &str = "COUNTS";
@@ -295,11 +298,33 @@ pub struct IoctlEntry {
     pub when_offset: u16,
     /// Its width, 4 or 8; 0 if the size always counts.
     pub when_width: u8,
+    /// For a command that multiplexes operations: the width (4 or 8) of
+    /// the field whose value says whether the call is of `kind` (its
+    /// values are in the CLASSES map); 0 if every call is.
+    pub only_width: u8,
+    /// That field's byte offset in the argument.
+    pub only_offset: u16,
     /// Padding, zero.
-    pub pad: [u8; 5],
+    pub pad: [u8; 2],
     /// The selecting field's value for an allocation.
     pub when_value: u64,
 }
+
+/// Key of the CLASSES map: a value of a classified entry's field that
+/// makes its call count.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ClassKey {
+    /// The table's slot.
+    pub vendor_slot: u32,
+    /// The entry's key in it.
+    pub nr: u32,
+    /// The field's value.
+    pub value: u64,
+}
+
+/// Values the CLASSES map holds, all tables together.
+pub const MAX_CLASS_VALUES: u32 = 4096;
 
 /// What the kernel keeps per counted key: how many calls, how they ended,
 /// how long they took, how much they allocated. Shared by all CPUs.
@@ -436,16 +461,21 @@ pub enum Loss {
     /// A successful allocation whose size could not be read from user
     /// memory (the page was not resident).
     SizeUnread = 4,
+    /// A call of a classified command whose field could not be read from
+    /// user memory, so whether it is of the counted kind is unknown: not
+    /// counted.
+    Unclassified = 5,
 }
 
 impl Loss {
     /// Every reason, in map index order.
-    pub const ALL: [Loss; 5] = [
+    pub const ALL: [Loss; 6] = [
         Loss::MapFull,
         Loss::RingbufFull,
         Loss::Unmeasured,
         Loss::HistogramFull,
         Loss::SizeUnread,
+        Loss::Unclassified,
     ];
 
     /// The `reason` label.
@@ -456,6 +486,7 @@ impl Loss {
             Loss::Unmeasured => "unmeasured",
             Loss::HistogramFull => "histogram_full",
             Loss::SizeUnread => "size_unread",
+            Loss::Unclassified => "unclassified",
         }
     }
 
@@ -549,4 +580,6 @@ mod pod {
     unsafe impl aya::Pod for super::GrantKey {}
     // SAFETY: as above.
     unsafe impl aya::Pod for super::VerdictKey {}
+    // SAFETY: as above: two u32s and a u64, no padding.
+    unsafe impl aya::Pod for super::ClassKey {}
 }

@@ -147,10 +147,13 @@ fn check_ioctl(ctx: &LsmContext, hook: u8) -> i32 {
     // vendor's table classifies every ioctl by it (other drivers by the
     // bits their plugin names), but for the few the VFS answers itself
     // for every file: they never reach the driver.
-    let kind = if matches!(cmd, FIONBIO | FIONCLEX | FIOCLEX | FIOASYNC) {
-        kind::OTHER
-    } else {
-        filter::ioctl(device, cmd & device.cmd_mask).map_or(kind::OTHER, |entry| entry.kind)
+    // A classified command is of its entry's kind only where its field
+    // says so; one whose field cannot be read is refused as no kind.
+    let nr = cmd & device.cmd_mask;
+    let kind = match filter::ioctl(device, nr) {
+        _ if matches!(cmd, FIONBIO | FIONCLEX | FIOCLEX | FIOASYNC) => kind::OTHER,
+        Some(entry) if filter::of_kind(device, nr, entry, ctx.arg(2)) == Some(true) => entry.kind,
+        _ => kind::OTHER,
     };
     let key = GrantKey {
         cgroup_id,

@@ -91,6 +91,10 @@ filter::programs!(kubenpu_fentry, kubenpu_kprobe, enter);
 /// counted) and remember it for its exit.
 #[inline(always)]
 fn enter(call: &filter::Call, kept: &filter::Kept) {
+    if kept.unclassified {
+        lose(Loss::Unclassified);
+        return;
+    }
     let entry = kept.entry;
     let key = CountKey {
         // SAFETY: a helper without arguments.

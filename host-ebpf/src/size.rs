@@ -6,28 +6,14 @@
 //!
 //! SPDX-License-Identifier: GPL-2.0-only
 
-use aya_ebpf::helpers::bpf_probe_read_user;
 use kubenpu_ebpf::{IoctlEntry, kind, size};
 
-use crate::filter::Call;
+use crate::filter::{Call, read_user as read};
 
 /// `_IOC_SIZE(cmd)`: the argument's size in bytes.
 #[inline(always)]
 fn argument_size(cmd: u32) -> u32 {
     (cmd >> 16) & 0x3fff
-}
-
-/// Reads a `width`-byte unsigned integer (4 or 8) at user address `at`.
-#[inline(always)]
-pub fn read(at: u64, width: u32) -> Option<u64> {
-    // SAFETY: probe reads of user memory; a fault returns an error.
-    unsafe {
-        match width {
-            8 => bpf_probe_read_user(at as *const u64).ok(),
-            4 => bpf_probe_read_user(at as *const u32).ok().map(u64::from),
-            _ => None,
-        }
-    }
 }
 
 /// Whether `offset..offset + width` lies inside the call's argument.

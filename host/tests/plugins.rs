@@ -101,6 +101,7 @@ fn kubenpuctl_plugins_json_lists_the_built_in_vendors_with_their_tables() {
                 "name": "DMA_HEAP_IOCTL_ALLOC",
                 "kind": "alloc",
                 "size": "len@0:8 before",
+                "only_when": null,
             }],
         })
     );

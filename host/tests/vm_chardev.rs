@@ -14,7 +14,10 @@
 //! - commands the tables do not list, on the claimed nodes, and calls on
 //!   an unclaimed misc device are not counted;
 //! - allocations made while the agent is stopped are counted by the
-//!   programs it left attached, and its successor adopts the links.
+//!   programs it left attached, and its successor adopts the links;
+//! - a plugin dropped in while it runs classifies the heap's command by
+//!   a field of its argument (the length): the kernel program reads it
+//!   at each call and counts one-page allocations alone.
 //!
 //! On 6.1, which has neither device, the agent says so in one line.
 
@@ -40,6 +43,10 @@ const WHILE_DOWN: u64 = 25;
 const UNLISTED: u64 = 25;
 /// The pod's calls on vgem, a DRM device nobody gave it.
 const VGEM_CALLS: u64 = 15;
+/// Under the classifying plugin: page allocations, which count, and
+/// larger ones, which do not.
+const PAGES: u64 = 12;
+const LARGER: u64 = 7;
 
 /// `DMA_HEAP_IOCTL_ALLOC`'s key (the number: `dma_heap_ioctl` dispatches
 /// on it) and `UDMABUF_CREATE`'s (the whole command).
@@ -49,7 +56,15 @@ const UDMABUF_KEY: u64 = 0x4018_7542;
 fn run(kernel: Kernel) -> Results {
     run_with(
         kernel,
-        |vm| with_containerd(vm).timeout(std::time::Duration::from_secs(900)),
+        |vm| {
+            with_containerd(vm)
+                .timeout(std::time::Duration::from_secs(900))
+                .file(
+                    "/heap-classes.wasm",
+                    0o644,
+                    std::fs::read(support::test_plugin("heap-classes")).unwrap(),
+                )
+        },
         &format!(
             r#". /pods.sh
              HEAP=/dev/dma_heap/system
@@ -61,7 +76,8 @@ fn run(kernel: Kernel) -> Results {
              kubenpu-pods podresources --socket $SOCKET --state /shared/state.json --calls /tmp/calls > /tmp/kubelet.log 2>&1 &
              KUBELET_PID=$!
              until [ -S $SOCKET ]; do sleep 0.1; done
-             AGENT_ARGS="--cri-socket $CRI_SOCKET --allocation-interval 1s"
+             mkdir -p /plugins
+             AGENT_ARGS="--cri-socket $CRI_SOCKET --allocation-interval 1s --plugins-dir /plugins"
              start_agent $AGENT_ARGS
              kubenpu-pods pod --dir "$CRI_DIR" --pod "ml/heaps/3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f" \
                --image "$WORKLOAD_IMAGE" --device $HEAP --device /dev/udmabuf --device $VGEM_RENDER --mount /shared:/out \
@@ -80,6 +96,9 @@ fn run(kernel: Kernel) -> Results {
                tries=$((tries + 1)); [ "$tries" -lt 300 ] || fail "the pod's series never appeared"
                sleep 0.1
              done
+             cp /heap-classes.wasm /plugins/
+             wait_log 'dma_heap 2.0.0-test'
+             issue classes heap:$HEAP:{PAGES}:4096 heap:$HEAP:{LARGER}:65536
              snapshot chardev
              stop_agent
              kill -TERM $PODS_PID $KUBELET_PID
@@ -171,6 +190,17 @@ fn allocations_outside_drm_are_counted_exactly_per_pod(kernel: Kernel) {
     );
     // Made while no agent ran: counted by the programs it left attached.
     assert_eq!(of("down"), [(heap_dev.clone(), HEAP_KEY, WHILE_DOWN)]);
+    // Classified by their length: the pages alone.
+    assert_eq!(of("classes"), [(heap_dev.clone(), HEAP_KEY, PAGES)]);
+    assert_eq!(
+        results
+            .issued(&["classes"])
+            .iter()
+            .map(|i| i.3)
+            .sum::<u64>(),
+        PAGES + LARGER
+    );
+    assert_eq!(losses.get("unclassified"), Some(&0), "{losses:?}");
     // Commands the tables leave out, and an unclaimed misc device: none.
     assert!(of("unlisted").is_empty(), "{:?}", of("unlisted"));
     let unlisted = results.issued(&["unlisted"]);

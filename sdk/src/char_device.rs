@@ -10,7 +10,7 @@ use alloc::{
     vec::Vec,
 };
 
-use crate::{Kind, Size, SizeSpec};
+use crate::{Field, FieldSpec, Kind, Size, SizeSpec};
 
 /// How the agent finds a driver's device nodes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,7 +115,13 @@ pub struct Command {
     pub kind: Kind,
     /// For an alloc: where its argument holds the bytes it allocates.
     pub size: Option<Size>,
+    /// Counted only when this field of its argument has one of these
+    /// values.
+    pub only_when: Option<(Field, &'static [u64])>,
 }
+
+/// The most values a classifier may list.
+pub const MAX_CLASSES: usize = 64;
 
 impl Command {
     const fn new(name: &'static str, cmd: u32, kind: Kind) -> Self {
@@ -124,6 +130,7 @@ impl Command {
             name,
             kind,
             size: None,
+            only_when: None,
         }
     }
 
@@ -146,6 +153,17 @@ impl Command {
     pub const fn sized(self, size: Size) -> Self {
         Self {
             size: Some(size),
+            ..self
+        }
+    }
+
+    /// The same command, counted only when `field` (read from the
+    /// caller's memory as the call enters) has one of `values`: for a
+    /// command that multiplexes operations, such as NVIDIA's `RM_ALLOC`,
+    /// whose class field says what it makes.
+    pub const fn only_when(self, field: Field, values: &'static [u64]) -> Self {
+        Self {
+            only_when: Some((field, values)),
             ..self
         }
     }
@@ -183,6 +201,9 @@ impl CharDevice {
                     name: c.name.to_string(),
                     kind: c.kind,
                     size: c.size.as_ref().map(SizeSpec::from),
+                    only_when: c
+                        .only_when
+                        .map(|(field, values)| (FieldSpec::from(&field), values.to_vec())),
                 })
                 .collect(),
         }
@@ -215,4 +236,6 @@ pub struct CommandSpec {
     pub kind: Kind,
     /// Where an alloc's size is.
     pub size: Option<SizeSpec>,
+    /// The field and values that make a call of it count.
+    pub only_when: Option<(FieldSpec, Vec<u64>)>,
 }

@@ -23,7 +23,8 @@ pub use kubenpu::vendor::char_devices::CharDevice as WitCharDevice;
 use kubenpu::vendor::{
     allocation::{Allocator as WitAllocator, Ids as WitIds},
     char_devices::{
-        Command as WitCommand, CommandKey as WitCommandKey, CommandSize, Nodes as WitNodes,
+        Classifier, Command as WitCommand, CommandKey as WitCommandKey, CommandSize,
+        Nodes as WitNodes,
     },
     types::{Field as WitField, Ioctl as WitIoctl, Kind as WitKind, Phase as WitPhase, Selector},
     usage::Rename,
@@ -128,6 +129,10 @@ pub fn char_devices(vendor: &Vendor) -> Vec<WitCharDevice> {
                         size: wit_field(&size.field),
                         read: wit_phase(size.read),
                         when: wit_selector(size.when),
+                    }),
+                    only_when: c.only_when.map(|(field, values)| Classifier {
+                        field: wit_field(&field),
+                        values: values.to_vec(),
                     }),
                 })
                 .collect(),

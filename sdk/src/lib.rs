@@ -43,7 +43,7 @@ pub mod uapi;
 mod validate;
 
 pub use char_device::{
-    CharDevice, CharDeviceSpec, Command, CommandKey, CommandSpec, Nodes, NodesSpec,
+    CharDevice, CharDeviceSpec, Command, CommandKey, CommandSpec, MAX_CLASSES, Nodes, NodesSpec,
 };
 pub use table::{
     Allocators, AllocatorsSpec, Description, Field, FieldSpec, Ids, Ioctl, Kind, PciId, Phase,

@@ -420,19 +420,27 @@ mod layout {
     pub fn check(vendor: &Vendor, headers: &[&str]) -> Result<(), Vec<String>> {
         let mut problems = Vec::new();
         let mut probes = Vec::new();
+        let size_fields = |size: Option<crate::Size>| {
+            size.into_iter()
+                .flat_map(|size| core::iter::once(size.field).chain(size.when.map(|(f, _)| f)))
+        };
         let commands = vendor.char_devices.iter().flat_map(|d| d.commands);
-        let sized = vendor
+        let read: Vec<(&str, Vec<Field>)> = vendor
             .ioctls
             .iter()
-            .filter_map(|i| Some((i.name, i.size?)))
-            .chain(commands.filter_map(|c| Some((c.name, c.size?))));
-        for (ioctl, size) in sized {
+            .map(|i| (i.name, size_fields(i.size).collect()))
+            .chain(commands.map(|c| {
+                let only = c.only_when.map(|(field, _)| field);
+                (c.name, size_fields(c.size).chain(only).collect())
+            }))
+            .filter(|(_, fields): &(&str, Vec<Field>)| !fields.is_empty())
+            .collect();
+        for (ioctl, fields) in read {
             let Some(ty) = argument_type(headers, ioctl) else {
                 problems.push(format!("{ioctl}: no argument type in the headers given"));
                 continue;
             };
-            let fields = core::iter::once(size.field).chain(size.when.map(|(f, _)| f));
-            probes.extend(fields.map(|field| Probe {
+            probes.extend(fields.into_iter().map(|field| Probe {
                 ioctl,
                 ty: ty.clone(),
                 field,

@@ -310,14 +310,28 @@ fn check_char_device(device: &CharDeviceSpec) -> Result<(), Fault> {
             return Err(fault(format!("command {:#010x} has no name", command.cmd)));
         }
         check_size(&command.name, command.kind, command.size.as_ref())?;
+        if let Some((field, values)) = &command.only_when {
+            check_field(&command.name, field)?;
+            if values.is_empty() || values.len() > crate::MAX_CLASSES {
+                return Err(fault(format!(
+                    "{} counts only when {} has one of {} values: list 1 to {}",
+                    command.name,
+                    field.name,
+                    values.len(),
+                    crate::MAX_CLASSES
+                )));
+            }
+        }
         let shared = device.commands[..i]
             .iter()
             .find(|c| c.cmd & mask == command.cmd & mask);
         if let Some(first) = shared
-            && (first.kind != command.kind || first.size != command.size)
+            && (first.kind != command.kind
+                || first.size != command.size
+                || first.only_when != command.only_when)
         {
             return Err(fault(format!(
-                "{} and {} share the key {:#x} ({}) but not their kind and size",
+                "{} and {} share the key {:#x} ({}) but not their kind, size and classifier",
                 first.name,
                 command.name,
                 command.cmd & mask,
@@ -336,23 +350,29 @@ fn check_size(name: &str, kind: Kind, size: Option<&SizeSpec>) -> Result<(), Fau
     if kind != Kind::Alloc {
         return Err(Fault::SizeNotOnAlloc(name.into()));
     }
-    let ioctl = name;
     let fields = core::iter::once(&size.field).chain(size.when.as_ref().map(|(f, _)| f));
-    for field in fields {
-        let FieldSpec {
-            name,
-            offset,
-            width,
-        } = field;
-        let readable = matches!(width, 4 | 8)
-            && u32::from(*offset) + u32::from(*width) <= MAX_ARGUMENT
-            && !name.is_empty()
-            && name.len() <= MAX_TEXT;
-        if !readable {
-            return Err(Fault::BadField(ioctl.into(), name.clone()));
-        }
+    fields
+        .into_iter()
+        .try_for_each(|field| check_field(name, field))
+}
+
+/// A field the kernel program can read: named, 4 or 8 bytes wide, within
+/// the largest argument.
+fn check_field(ioctl: &str, field: &FieldSpec) -> Result<(), Fault> {
+    let FieldSpec {
+        name,
+        offset,
+        width,
+    } = field;
+    let readable = matches!(width, 4 | 8)
+        && u32::from(*offset) + u32::from(*width) <= MAX_ARGUMENT
+        && !name.is_empty()
+        && name.len() <= MAX_TEXT;
+    if readable {
+        Ok(())
+    } else {
+        Err(Fault::BadField(ioctl.into(), name.clone()))
     }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -435,7 +455,14 @@ mod tests {
     #[test]
     fn each_character_device_fault_is_found() {
         type Breakage = fn(&mut CharDeviceSpec);
-        let cases: [(Breakage, &str); 5] = [
+        let cases: [(Breakage, &str); 6] = [
+            (
+                |d| {
+                    d.commands[2].only_when =
+                        Some((d.commands[0].size.clone().unwrap().field, vec![]))
+                },
+                "ACME_IOCTL_WAIT counts only when len has one of 0 values: list 1 to 64",
+            ),
             (
                 |d| d.entry = "acme ioctl".to_string(),
                 "entry \"acme ioctl\" must be the name of a kernel function",
@@ -447,7 +474,7 @@ mod tests {
             (|d| d.commands.clear(), "lists no commands to count"),
             (
                 |d| d.commands[1].size = None,
-                "ACME_IOCTL_ALLOC and ACME_IOCTL_ALLOC_V2 share the key 0x4100 (type-and-number) but not their kind and size",
+                "ACME_IOCTL_ALLOC and ACME_IOCTL_ALLOC_V2 share the key 0x4100 (type-and-number) but not their kind, size and classifier",
             ),
             (
                 |d| d.commands[2].name.clear(),

@@ -471,6 +471,9 @@ fn char_device_spec(device: bindings::kubenpu::vendor::char_devices::CharDevice)
                     read: phase(size.read),
                     when: size.when.as_ref().map(|w| (field_spec(&w.field), w.value)),
                 }),
+                only_when: c
+                    .only_when
+                    .map(|only| (field_spec(&only.field), only.values)),
             })
             .collect(),
     }

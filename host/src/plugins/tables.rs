@@ -4,7 +4,7 @@
 //! in the kernel's IOCTLS map, so the keys of two tables never meet.
 
 use kubenpu_ebpf::{DRM_COMMAND_MASK, vendor_slot};
-use kubenpu_sdk::{CharDeviceSpec, Kind, SizeSpec};
+use kubenpu_sdk::{CharDeviceSpec, FieldSpec, Kind, SizeSpec};
 
 use super::Plugin;
 use crate::discovery::{Device, Subsystem};
@@ -31,6 +31,9 @@ pub struct Row<'a> {
     pub kind: Kind,
     /// For an alloc: where its size is.
     pub size: Option<&'a SizeSpec>,
+    /// The field and values that make a call of it count, for a
+    /// classified command.
+    pub only_when: Option<(&'a FieldSpec, &'a [u64])>,
 }
 
 /// The name whose hash is a character device's slot: `vendor/driver`,
@@ -97,6 +100,7 @@ impl Plugin {
                     name: &entry.name,
                     kind: entry.kind,
                     size: entry.size.as_ref(),
+                    only_when: None,
                 })
                 .collect(),
         }
@@ -115,6 +119,10 @@ impl Plugin {
                     name: &command.name,
                     kind: command.kind,
                     size: command.size.as_ref(),
+                    only_when: command
+                        .only_when
+                        .as_ref()
+                        .map(|(field, values)| (field, values.as_slice())),
                 })
                 .collect(),
         }

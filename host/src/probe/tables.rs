@@ -9,7 +9,9 @@ use aya::{
     Ebpf,
     maps::{HashMap, MapData},
 };
-use kubenpu_ebpf::{DeviceEntry, IoctlEntry, IoctlKey, MAX_DEVICE_NODES, NO_NUMA_NODE, map, size};
+use kubenpu_ebpf::{
+    ClassKey, DeviceEntry, IoctlEntry, IoctlKey, MAX_DEVICE_NODES, NO_NUMA_NODE, map, size,
+};
 use kubenpu_sdk::Phase;
 
 use super::ProbeError;
@@ -39,6 +41,10 @@ fn kernel_entry(row: &Row<'_>) -> IoctlEntry {
             out.when_value = *value;
         }
     }
+    if let Some((field, _)) = row.only_when {
+        out.only_offset = field.offset;
+        out.only_width = field.width;
+    }
     out
 }
 
@@ -46,23 +52,51 @@ fn kernel_entry(row: &Row<'_>) -> IoctlEntry {
 type DeviceSlots = BTreeMap<u32, DeviceEntry>;
 /// IOCTLS' content.
 type IoctlKinds = BTreeMap<IoctlKey, IoctlEntry>;
+/// CLASSES' content.
+type Classes = BTreeMap<ClassKey, u8>;
 
-/// What the maps should hold for `table`, and how many device nodes are
-/// left out because DEVICES is full. Table slots are distinct: the
+/// What the maps should hold.
+struct Desired {
+    devices: DeviceSlots,
+    ioctls: IoctlKinds,
+    classes: Classes,
+    /// Device nodes left out because DEVICES is full.
+    left_out: usize,
+}
+
+/// What the maps should hold for `table`. Table slots are distinct: the
 /// plugin host admits no two tables whose names share one.
-fn desired(table: &DeviceTable) -> (DeviceSlots, IoctlKinds, usize) {
-    let ioctls = table
+fn desired(table: &DeviceTable) -> Desired {
+    let tables: Vec<_> = table
         .vendors
         .plugins
         .iter()
         .flat_map(|plugin| plugin.tables())
-        .flat_map(|table| {
-            table.rows.into_iter().map(move |row| {
-                let key = IoctlKey {
-                    vendor_slot: table.slot,
+        .collect();
+    let rows = || {
+        tables
+            .iter()
+            .flat_map(|table| table.rows.iter().map(move |row| (table.slot, row)))
+    };
+    let ioctls = rows()
+        .map(|(slot, row)| {
+            let key = IoctlKey {
+                vendor_slot: slot,
+                nr: row.key,
+            };
+            (key, kernel_entry(row))
+        })
+        .collect();
+    let classes = rows()
+        .flat_map(|(slot, row)| {
+            let values = row.only_when.map_or(&[][..], |(_, values)| values);
+            values.iter().map(move |&value| {
+                let key = ClassKey {
+                    vendor_slot: slot,
                     nr: row.key,
+                    value,
                 };
-                (key, kernel_entry(&row))
+                (key, 1)
             })
         })
         .collect();
@@ -89,7 +123,12 @@ fn desired(table: &DeviceTable) -> (DeviceSlots, IoctlKinds, usize) {
         devices.pop_last();
         left_out += 1;
     }
-    (devices, ioctls, left_out)
+    Desired {
+        devices,
+        ioctls,
+        classes,
+        left_out,
+    }
 }
 
 /// What DEVICES and IOCTLS hold now, read without `bpf(2)` copies.
@@ -112,13 +151,32 @@ pub fn upload(
     current: Option<Current>,
     table: &DeviceTable,
 ) -> Result<(), ProbeError> {
-    let (devices, ioctls, left_out) = desired(table);
+    let Desired {
+        devices,
+        ioctls,
+        classes,
+        left_out,
+    } = desired(table);
     let (current_ioctls, current_devices) = match current {
         Some(Current { ioctls, devices }) => (Some(ioctls), Some(devices)),
         None => (None, None),
     };
-    // New entries before new devices, stale devices before stale entries:
-    // a counted device always finds its vendor's table.
+    // New classes and entries before new devices, stale devices before
+    // stale entries and classes: a counted device always finds its
+    // vendor's table whole. CLASSES' values are all 1: its keys, read
+    // without copying values, say what it holds.
+    let current_classes: Classes = {
+        let map: HashMap<_, ClassKey, u8> = hash_map(ebpf, map::CLASSES)?;
+        map.keys()
+            .filter_map(Result::ok)
+            .map(|key| (key, 1))
+            .collect()
+    };
+    write_missing(
+        &mut hash_map(ebpf, map::CLASSES)?,
+        &classes,
+        Some(&current_classes),
+    )?;
     write_missing(
         &mut hash_map(ebpf, map::IOCTLS)?,
         &ioctls,
@@ -133,6 +191,11 @@ pub fn upload(
         &mut hash_map(ebpf, map::IOCTLS)?,
         &ioctls,
         current_ioctls.as_ref(),
+    )?;
+    remove_stale(
+        &mut hash_map(ebpf, map::CLASSES)?,
+        &classes,
+        Some(&current_classes),
     )?;
     if left_out > 0 {
         return Err(other(format!(

@@ -38,11 +38,12 @@ use std::{
 };
 
 /// The crates under `tests/plugins`, by directory name.
-pub const TEST_PLUGINS: [&str; 12] = [
+pub const TEST_PLUGINS: [&str; 13] = [
     "acme",
     "bochs-alloc",
     "bomb",
     "conflicting-kinds",
+    "heap-classes",
     "legacy-0-1",
     "legacy-0-2",
     "legacy-0-3",

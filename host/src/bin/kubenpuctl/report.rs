@@ -92,8 +92,13 @@ struct IoctlRow<'a> {
 
 /// A declared size in one line: `FIELD@OFFSET:WIDTH before|after`, then
 /// `when FIELD@OFFSET:WIDTH=VALUE` for a multiplexed ioctl.
+/// `name@offset:width`.
+fn field_text(f: &kubenpu_sdk::FieldSpec) -> String {
+    format!("{}@{}:{}", f.name, f.offset, f.width)
+}
+
 fn size_text(size: &kubenpu_sdk::SizeSpec) -> String {
-    let field = |f: &kubenpu_sdk::FieldSpec| format!("{}@{}:{}", f.name, f.offset, f.width);
+    let field = field_text;
     let read = match size.read {
         kubenpu_sdk::Phase::Before => "before",
         kubenpu_sdk::Phase::After => "after",
@@ -148,6 +153,8 @@ struct CommandRow<'a> {
     name: &'a str,
     kind: &'static str,
     size: Option<String>,
+    /// For a classified command: `field@offset:width in v1,v2,...`.
+    only_when: Option<String>,
 }
 
 /// `kernel=shown, ...`.
@@ -197,6 +204,11 @@ fn plugin_row(plugin: &Plugin) -> PluginRow<'_> {
                         name: &c.name,
                         kind: c.kind.as_str(),
                         size: c.size.as_ref().map(size_text),
+                        only_when: c.only_when.as_ref().map(|(field, values)| {
+                            let values: Vec<String> =
+                                values.iter().map(|v| format!("{v:#x}")).collect();
+                            format!("{} in {}", field_text(field), values.join(","))
+                        }),
                     })
                     .collect(),
             })
@@ -262,15 +274,25 @@ pub fn plugins(plugins: &[Arc<Plugin>], format: Format) -> String {
                 device.entry,
                 device.key.replace('-', " ")
             );
+            let classified = device.commands.iter().any(|c| c.only_when.is_some());
             let rows = device.commands.iter().map(|c| {
-                vec![
+                let mut row = vec![
                     format!("    {:#010x}", c.cmd),
                     c.kind.to_owned(),
                     c.name.to_owned(),
                     c.size.clone().unwrap_or_else(|| "-".into()),
-                ]
+                ];
+                if classified {
+                    row.push(c.only_when.clone().unwrap_or_else(|| "-".into()));
+                }
+                row
             });
-            out.push_str(&aligned(&["    CMD", "KIND", "COMMAND", "SIZE"], rows));
+            let headings: &[&str] = if classified {
+                &["    CMD", "KIND", "COMMAND", "SIZE", "ONLY WHEN"]
+            } else {
+                &["    CMD", "KIND", "COMMAND", "SIZE"]
+            };
+            out.push_str(&aligned(headings, rows));
         }
     }
     out
