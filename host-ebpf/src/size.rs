@@ -1,8 +1,8 @@
 //! The bytes an alloc ioctl allocates, read from its argument where the
 //! vendor's table says the size is: at entry for an input field, at exit
 //! for one the kernel reports back. Only within the argument's size as
-//! the command encodes it (`_IOC_SIZE`), and only for the operation that
-//! allocates, where one ioctl multiplexes several.
+//! the command encodes it (`_IOC_SIZE`, where it encodes one), and only
+//! for the operation that allocates, where one ioctl multiplexes several.
 //!
 //! SPDX-License-Identifier: GPL-2.0-only
 
@@ -16,10 +16,15 @@ fn argument_size(cmd: u32) -> u32 {
     (cmd >> 16) & 0x3fff
 }
 
-/// Whether `offset..offset + width` lies inside the call's argument.
+/// Whether `offset..offset + width` lies inside the call's argument, as
+/// far as its command says: a command that encodes no size (`_IO`, as
+/// Tenstorrent's are, or a plain integer, as nvidia-uvm's) leaves the
+/// argument's extent to the table, which its plugin's header check
+/// measured.
 #[inline(always)]
 fn inside(call: &Call, offset: u16, width: u8) -> bool {
-    u32::from(offset) + u32::from(width) <= argument_size(call.cmd)
+    let size = argument_size(call.cmd);
+    size == 0 || u32::from(offset) + u32::from(width) <= size
 }
 
 /// Where to read the size at exit, and the size read now: `(address, 0)`

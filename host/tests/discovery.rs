@@ -633,3 +633,127 @@ fn a_missing_sysfs_class_means_no_devices_not_an_error() {
     );
     assert!(found.devices.is_empty() && found.skipped.is_empty());
 }
+
+/// Character devices outside DRM, where their plugins say they are: a
+/// virtual class device (the DMA heap), a misc device (udmabuf), a class
+/// device below its PCI function whose sysfs name is not its node's
+/// (`tenstorrent!0`, node `tenstorrent/0`), and nodes found by the major
+/// `/proc/devices` names (NVIDIA's, made with mknod, without sysfs);
+/// nodes of other majors, classes and misc devices are left alone.
+#[test]
+fn character_devices_are_found_where_their_plugins_say() {
+    use kubenpu::discovery::{CharClaim, Subsystem};
+    use kubenpu_sdk::NodesSpec;
+    use std::os::unix::fs::FileTypeExt as _;
+
+    let sysfs = Sysfs::new();
+    sysfs.char_node(None, "dma_heap", "system", "dma_heap/system", (250, 0));
+    sysfs.char_node(None, "misc", "udmabuf", "udmabuf", (10, 258));
+    sysfs.char_node(None, "misc", "fuse", "fuse", (10, 229));
+    let card = sysfs.pci(
+        "pci0000:00/0000:00:03.0",
+        "1E52:401E",
+        Some("tenstorrent"),
+        0,
+    );
+    sysfs.char_node(
+        Some(&card),
+        "tenstorrent",
+        "tenstorrent!0",
+        "tenstorrent/0",
+        (240, 0),
+    );
+    sysfs.write(
+        "proc/devices",
+        "Character devices:\n  1 mem\n195 nvidia\n195 nvidiactl\n240 tenstorrent\n\nBlock devices:\n195 nvidia\n",
+    );
+    let dev = sysfs.path().join("dev");
+    for (name, major, minor) in [("nvidia0", 195, 0), ("nvidiactl", 195, 255), ("null", 1, 3)] {
+        let path =
+            std::ffi::CString::new(dev.join(name).into_os_string().into_encoded_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path; the node is the test's own.
+        let made = unsafe {
+            libc::mknod(
+                path.as_ptr(),
+                libc::S_IFCHR | 0o600,
+                libc::makedev(major, minor),
+            )
+        };
+        assert_eq!(
+            made,
+            0,
+            "mknod {name} (the tests run as root): {}",
+            std::io::Error::last_os_error()
+        );
+        assert!(
+            std::fs::metadata(dev.join(name))
+                .unwrap()
+                .file_type()
+                .is_char_device()
+        );
+    }
+    let claim = |driver: &str, nodes| CharClaim {
+        driver: driver.into(),
+        nodes,
+    };
+    let claims = [
+        claim("dma_heap", NodesSpec::Class("dma_heap".into())),
+        claim("udmabuf", NodesSpec::Misc("udmabuf".into())),
+        claim("tenstorrent", NodesSpec::Class("tenstorrent".into())),
+        claim("nvidia", NodesSpec::Major("nvidia".into())),
+        claim("absent", NodesSpec::Class("neuron_device".into())),
+    ];
+    let found = discover(&sysfs.roots(), &claims);
+    assert_eq!(found.skipped, Vec::<String>::new());
+    /// Name, driver, nodes, their paths below /dev, PCI id.
+    type Row = (String, String, Vec<String>, Vec<String>, Option<String>);
+    let rows: Vec<Row> = found
+        .devices
+        .iter()
+        .map(|d| {
+            assert_eq!(d.subsystem, Subsystem::Char);
+            (
+                d.name.clone(),
+                d.driver.clone(),
+                d.nodes.iter().map(|n| n.dev.to_string()).collect(),
+                d.nodes
+                    .iter()
+                    .map(|n| n.path.strip_prefix(&dev).unwrap().display().to_string())
+                    .collect(),
+                d.pci.as_ref().map(|p| p.id_string()),
+            )
+        })
+        .collect();
+    let row = |name: &str, driver: &str, node: &str, path: &str, pci: Option<&str>| {
+        (
+            name.to_owned(),
+            driver.to_owned(),
+            vec![node.to_owned()],
+            vec![path.to_owned()],
+            pci.map(str::to_owned),
+        )
+    };
+    assert_eq!(
+        rows,
+        [
+            row(
+                "0000:00:03.0",
+                "tenstorrent",
+                "240:0",
+                "tenstorrent/0",
+                Some("1e52:401e")
+            ),
+            row("nvidia0", "nvidia", "195:0", "nvidia0", None),
+            row("nvidiactl", "nvidia", "195:255", "nvidiactl", None),
+            row(
+                "virtual/dma_heap/system",
+                "dma_heap",
+                "250:0",
+                "dma_heap/system",
+                None
+            ),
+            row("virtual/misc/udmabuf", "udmabuf", "10:258", "udmabuf", None),
+        ]
+    );
+    assert_eq!(found.devices[0].numa_node, Some(0));
+}

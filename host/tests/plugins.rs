@@ -10,7 +10,7 @@ use kubenpu::plugins::{BUILTIN, PluginHost, SIZE_LIMIT, Sandbox, Source};
 use serde_json::Value;
 use support::{builtin_wasm as builtin, numbered_plugin as numbered, test_plugin};
 
-const BUILTIN_NAMES: [&str; 18] = [
+const BUILTIN_NAMES: [&str; 21] = [
     "amdgpu",
     "amdxdna",
     "dma_heap",
@@ -20,10 +20,13 @@ const BUILTIN_NAMES: [&str; 18] = [
     "i915",
     "ivpu",
     "msm",
+    "neuron",
+    "nvidia",
     "panfrost",
     "panthor",
     "qaic",
     "rocket",
+    "tenstorrent",
     "udmabuf",
     "v3d",
     "vgem",
@@ -269,16 +272,21 @@ fn vendors_beyond_the_kernel_table_are_rejected_one_line_each() {
     }
     let vendors = PluginHost::new(dir.path()).unwrap().scan().unwrap();
     let max = kubenpu_ebpf::MAX_VENDORS as usize;
-    assert_eq!(vendors.plugins.len(), max);
+    // One table per vendor, and one per character device: nvidia has two
+    // (nvidia and nvidia-uvm) and no DRM one.
+    let tables: usize = vendors.plugins.iter().map(|p| p.slots().len()).sum();
+    assert_eq!(tables, max);
+    let builtin_tables = BUILTIN_NAMES.len() + 1;
+    let fit = max - builtin_tables;
     // The built-ins come first, then files in name order, until it is full.
     let in_force = BUILTIN_NAMES.len();
     let admitted: Vec<&str> = vendors.plugins[in_force..]
         .iter()
         .map(|p| p.name())
         .collect();
-    assert_eq!(admitted, names[..max - in_force]);
-    assert_eq!(vendors.rejected.len(), names.len() - (max - in_force));
-    for (rejection, name) in vendors.rejected.iter().zip(&names[max - in_force..]) {
+    assert_eq!(admitted, names[..fit]);
+    assert_eq!(vendors.rejected.len(), names.len() - fit);
+    for (rejection, name) in vendors.rejected.iter().zip(&names[fit..]) {
         assert_eq!(
             rejection.to_string(),
             format!(
@@ -380,6 +388,14 @@ fn kubenpuctl_plugins_check_prints_the_table_or_the_reason() {
     let table = checked_table("legacy-0-3", "legacy3 0.3.0 (");
     assert!(table.contains("  engines: gfx=render"), "{table}");
     assert!(!table.contains("device plugins:"), "{table}");
+    // Built against the frozen WIT 0.4.0: loads with its allocators, and
+    // no character devices.
+    let table = checked_table("legacy-0-4", "legacy4 0.4.0 (");
+    assert!(
+        table.contains("  device plugins: legacy4.example/gpu=card-node"),
+        "{table}"
+    );
+    assert!(!table.contains("character device"), "{table}");
 
     let missing = kubenpuctl(&["plugins", "check", "/nonexistent/plugin.wasm"]);
     assert_eq!(missing.status.code(), Some(1));
@@ -415,6 +431,12 @@ fn kubenpuctl_plugins_check_accepts_every_built_in() {
             "udmabuf" => assert!(
                 table.contains("character device udmabuf: misc device udmabuf, entry udmabuf_ioctl, keyed on the whole")
                     && table.contains("0x40187542  alloc  UDMABUF_CREATE       size@16:8 before"),
+                "{table}"
+            ),
+            // Allocations, pins and lock waits: no command submits.
+            "tenstorrent" => assert!(
+                table.contains("  character device tenstorrent: class tenstorrent, entry tt_cdev_ioctl, keyed on the whole")
+                    && table.contains("  wait   TENSTORRENT_IOCTL_LOCK_CTL"),
                 "{table}"
             ),
             _ => assert!(table.contains("  submit  "), "{table}"),

@@ -118,6 +118,11 @@ pub struct Command {
     /// Counted only when this field of its argument has one of these
     /// values.
     pub only_when: Option<(Field, &'static [u64])>,
+    /// The argument's C type, for the header check, where the macro the
+    /// command is named after does not give it (a header that defines
+    /// the number alone, as NVIDIA's escape codes are). Not sent to the
+    /// agent.
+    pub argument: Option<&'static str>,
 }
 
 /// The most values a classifier may list.
@@ -131,6 +136,7 @@ impl Command {
             kind,
             size: None,
             only_when: None,
+            argument: None,
         }
     }
 
@@ -153,6 +159,15 @@ impl Command {
     pub const fn sized(self, size: Size) -> Self {
         Self {
             size: Some(size),
+            ..self
+        }
+    }
+
+    /// The same command, its argument of C type `ty` (`NVOS21_PARAMETERS`),
+    /// for the header check of its fields.
+    pub const fn argument(self, ty: &'static str) -> Self {
+        Self {
+            argument: Some(ty),
             ..self
         }
     }

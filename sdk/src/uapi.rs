@@ -425,19 +425,29 @@ mod layout {
                 .flat_map(|size| core::iter::once(size.field).chain(size.when.map(|(f, _)| f)))
         };
         let commands = vendor.char_devices.iter().flat_map(|d| d.commands);
-        let read: Vec<(&str, Vec<Field>)> = vendor
+        type Read<'a> = (&'a str, Option<&'a str>, Vec<Field>);
+        let read: Vec<Read<'_>> = vendor
             .ioctls
             .iter()
-            .map(|i| (i.name, size_fields(i.size).collect()))
+            .map(|i| (i.name, None, size_fields(i.size).collect()))
             .chain(commands.map(|c| {
                 let only = c.only_when.map(|(field, _)| field);
-                (c.name, size_fields(c.size).chain(only).collect())
+                (
+                    c.name,
+                    c.argument,
+                    size_fields(c.size).chain(only).collect(),
+                )
             }))
-            .filter(|(_, fields): &(&str, Vec<Field>)| !fields.is_empty())
+            .filter(|(_, _, fields): &Read<'_>| !fields.is_empty())
             .collect();
-        for (ioctl, fields) in read {
-            let Some(ty) = argument_type(headers, ioctl) else {
-                problems.push(format!("{ioctl}: no argument type in the headers given"));
+        for (ioctl, argument, fields) in read {
+            let ty = argument
+                .map(String::from)
+                .or_else(|| argument_type(headers, ioctl));
+            let Some(ty) = ty else {
+                problems.push(format!(
+                    "{ioctl}: no argument type in the headers given (name it with .argument(...))"
+                ));
                 continue;
             };
             probes.extend(fields.into_iter().map(|field| Probe {

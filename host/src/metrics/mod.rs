@@ -354,7 +354,7 @@ impl Collector for Snapshot {
 
         let mut family = encoder.encode_descriptor(
             "kubenpu_events_dropped",
-            "Calls on counted devices that could not be counted, by reason: map_full (more distinct cgroup/device/ioctl keys than --max-counters), recursion (runs the kernel skipped because the program was already running on that CPU: fentry on a kernel that preempts kernel code) or ringbuf_full (new-key notes; the call was counted, only naming its pod waits).",
+            "Calls on counted devices that could not be counted, by reason: map_full (more distinct cgroup/device/ioctl keys than --max-counters), recursion (runs the kernel skipped because the program was already running on that CPU: fentry on a kernel that preempts kernel code), unclassified (a classified command whose field could not be read from the caller's memory) or ringbuf_full (new-key notes; the call was counted, only naming its pod waits).",
             None,
             MetricType::Counter,
         )?;

@@ -38,7 +38,7 @@ use std::{
 };
 
 /// The crates under `tests/plugins`, by directory name.
-pub const TEST_PLUGINS: [&str; 13] = [
+pub const TEST_PLUGINS: [&str; 14] = [
     "acme",
     "bochs-alloc",
     "bomb",
@@ -47,6 +47,7 @@ pub const TEST_PLUGINS: [&str; 13] = [
     "legacy-0-1",
     "legacy-0-2",
     "legacy-0-3",
+    "legacy-0-4",
     "no-drivers",
     "numbered",
     "spin",

@@ -174,6 +174,36 @@ impl Sysfs {
         self.write(&format!("dev/{dev_dir}/{name}"), "");
     }
 
+    /// A character device node of class `class`, named `name` in sysfs
+    /// and `dev_name` under `/dev`: below `parent` (with a `device` link
+    /// to it) where given, else a virtual device of its own
+    /// (`/sys/devices/virtual/<class>/<name>`, as the DMA heaps and misc
+    /// devices are).
+    pub fn char_node(
+        &self,
+        parent: Option<&DeviceDir>,
+        class: &str,
+        name: &str,
+        dev_name: &str,
+        (major, minor): (u32, u32),
+    ) {
+        let dir = match parent {
+            Some(parent) => parent.0.join(class).join(name),
+            None => self.sys().join("devices/virtual").join(class).join(name),
+        };
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("dev"), format!("{major}:{minor}\n")).unwrap();
+        fs::write(
+            dir.join("uevent"),
+            format!("MAJOR={major}\nMINOR={minor}\nDEVNAME={dev_name}\n"),
+        )
+        .unwrap();
+        if let Some(parent) = parent {
+            link(&dir.join("device"), &parent.0);
+        }
+        link(&self.sys().join("class").join(class).join(name), &dir);
+    }
+
     /// A connector of `card` (`card0-eDP-1`): listed in the class, no `dev`.
     pub fn connector(&self, device: &DeviceDir, card: &str, connector: &str) {
         let name = format!("{card}-{connector}");

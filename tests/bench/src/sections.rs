@@ -502,16 +502,7 @@ The benchmarks' LSM counting program on `file_ioctl`, 2 vCPUs: eight threads sha
 /// ioctl of a claimed device by a caller without a rule; then the check
 /// against the empty program.
 pub fn policy(text: &str) -> Result<String> {
-    // (variant, case) -> (run ns, wall ns)
-    let mut cost: BTreeMap<(&str, &str), (Samples, Samples)> = BTreeMap::new();
-    for fields in lines(text, "policy") {
-        let [_round, variant, case, run, wall] = fields[..] else {
-            bail!("a policy line has {} fields, not 5", fields.len());
-        };
-        let entry = cost.entry((variant, case)).or_default();
-        entry.0.push(number(run)?);
-        entry.1.push(number(wall)?);
-    }
+    let cost = variant_case_costs(text, "policy")?;
     if !cost.contains_key(&("policy", "unrelated")) {
         bail!("no policy lines: the policy benchmark did not run");
     }
@@ -543,6 +534,59 @@ Every ioctl on the node, not only accelerators', passes `file_ioctl`: an unrelat
             pick("policy") / pick("empty")
         };
         writeln!(out, "| {case} | {:.2} | {:.2} |", ratio(false), ratio(true))?;
+    }
+    out.push('\n');
+    Ok(out)
+}
+
+/// (variant, case) -> (run ns, wall ns) of the `TAG ROUND VARIANT CASE
+/// RUN_NS WALL_NS` lines.
+type VariantCaseCosts<'a> = BTreeMap<(&'a str, &'a str), (Samples, Samples)>;
+
+fn variant_case_costs<'a>(text: &'a str, tag: &str) -> Result<VariantCaseCosts<'a>> {
+    let mut cost = VariantCaseCosts::new();
+    for fields in lines(text, tag) {
+        let [_round, variant, case, run, wall] = fields[..] else {
+            bail!("a {tag} line has {} fields, not 5", fields.len());
+        };
+        let entry = cost.entry((variant, case)).or_default();
+        entry.0.push(number(run)?);
+        entry.1.push(number(wall)?);
+    }
+    Ok(cost)
+}
+
+/// Counting on a character device outside DRM (the DMA heap), beside
+/// `drm_ioctl`: each case with no program and with the agent's hook, and
+/// the hook's wall time over none's.
+pub fn chardev(text: &str) -> Result<String> {
+    let cost = variant_case_costs(text, "chardev")?;
+    if !cost.contains_key(&("kubenpu", "heap-counted")) {
+        bail!("no chardev lines: the character device benchmark did not run");
+    }
+    let mut out = String::from(
+        "### Character devices outside DRM
+
+The agent's hook (as `auto` picks it) on `drm_ioctl` and on the DMA heap's and udmabuf's entries: an ioctl on `/dev/null` (unrelated: no program of the agent's sees it), one on a DRM device no vendor claims (bochs), one on the DMA heap that its table does not list, and the heap's ALLOC with a zeroed argument (counted, timed and its size read; the heap refuses a length of 0); median (min–max) over the rounds, in ns, and the hook's wall time over no program's.
+
+| ioctl | run time per call | wall, no program | wall, kubenpu | kubenpu ÷ none |\n|---|---:|---:|---:|---:|\n",
+    );
+    for case in [
+        "unrelated",
+        "drm-filtered",
+        "heap-untracked",
+        "heap-counted",
+    ] {
+        let (Some((run, wall)), Some((_, none))) =
+            (cost.get(&("kubenpu", case)), cost.get(&("none", case)))
+        else {
+            continue;
+        };
+        writeln!(
+            out,
+            "| {case} | {run} | {none} | {wall} | {:.2} |",
+            wall.median() / none.median()
+        )?;
     }
     out.push('\n');
     Ok(out)
@@ -583,8 +627,46 @@ pub fn plugins(text: &str) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::{
-        churn, contention, footprint, hooks, lsm_exactness, numa, policy, scaling, scrape,
+        chardev, churn, contention, footprint, hooks, lsm_exactness, numa, policy, scaling, scrape,
     };
+
+    #[test]
+    fn chardev_lines_become_medians_and_the_hooks_ratio() {
+        let mut text = String::new();
+        for (round, wall) in [(1, 900), (2, 1100), (3, 1000)] {
+            text += &format!(
+                "chardev {round} none unrelated 0 {wall}
+"
+            );
+            text += &format!(
+                "chardev {round} kubenpu unrelated 0 {wall}
+"
+            );
+            text += &format!(
+                "chardev {round} none heap-counted 0 1000
+"
+            );
+            text += &format!(
+                "chardev {round} kubenpu heap-counted 1000 {}
+",
+                3 * wall
+            );
+        }
+        let out = chardev(&text).unwrap();
+        assert!(
+            out.contains("| unrelated | 0 (0–0) | 1000 (900–1100) | 1000 (900–1100) | 1.00 |"),
+            "{out}"
+        );
+        assert!(
+            out.contains(
+                "| heap-counted | 1000 (1000–1000) | 1000 (1000–1000) | 3000 (2700–3300) | 3.00 |"
+            ),
+            "{out}"
+        );
+        // Cases not measured have no row.
+        assert!(!out.contains("| drm-filtered"), "{out}");
+        assert!(chardev("chardev 1 none unrelated 0 900\n").is_err());
+    }
 
     #[test]
     fn hook_lines_become_medians_and_ratios() {
