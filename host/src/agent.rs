@@ -153,6 +153,7 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
             .then(|| fdinfo::Reader::new(config.proc_root.clone())),
         allocation: None,
         policy: (!config.no_allocation).then_some(policy),
+        absent_char_devices: Vec::new(),
     };
     phases.time("restore and tables", || {
         agent.restore();
@@ -286,6 +287,8 @@ struct Agent {
     allocation: Option<Allocation>,
     /// The policy, which rules what the join classified; none without it.
     policy: Option<Policy>,
+    /// The claimed character devices without nodes here, as last logged.
+    absent_char_devices: Vec<String>,
 }
 
 impl Agent {
@@ -346,7 +349,8 @@ impl Agent {
     }
 
     /// Hooks the ioctl entries of the claimed character devices' drivers,
-    /// and says which claimed character devices have no nodes here.
+    /// and says which claimed character devices have no nodes here, when
+    /// that changes.
     fn link_entries(&mut self) {
         let wanted = self.table.char_entries();
         let outcome = self.probe.link_entries(&wanted);
@@ -356,12 +360,13 @@ impl Agent {
             info!("character devices: {changes}");
         }
         let absent = self.table.absent_char_devices();
-        if !absent.is_empty() {
+        if !absent.is_empty() && absent != self.absent_char_devices {
             info!(
                 "no nodes of the character devices {}: not counted until they appear",
                 absent.join(", ")
             );
         }
+        self.absent_char_devices = absent;
     }
 
     /// [`Agent::install`] after start-up: an error is counted and logged,

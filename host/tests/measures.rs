@@ -49,13 +49,7 @@ fn waits_in_a_pod_are_timed_and_fail_as_timeouts(kernel: Kernel) {
                || {{ tail -20 "$CRI_DIR/containerd.log"; fail "cannot run the pod"; }}
              wait_file /shared/steady.json
              wait_file /shared/signalled.json
-             tries=0
-             until busybox wget -q -O /shared/metrics http://127.0.0.1:8080/metrics \
-                   && grep -q 'container="signalled"' /shared/metrics \
-                   && grep -q 'container="steady"' /shared/metrics; do
-               tries=$((tries + 1)); [ "$tries" -lt 300 ] || fail "the containers were not named"
-               sleep 0.1
-             done
+             wait_metrics "the containers were not named" 'container="signalled"' 'container="steady"'
              kubenpuctl counts --json > /shared/counts.json
              stop_agent
              kill -TERM $PODS_PID

@@ -289,6 +289,27 @@ pub struct Vendor {
 }
 
 impl Vendor {
+    /// A vendor of character devices alone: no DRM or accel driver, no
+    /// PCI filter or product names, the kernel's usage names and no
+    /// allocator (set those with struct update syntax where it has some).
+    pub const fn of_char_devices(
+        name: &'static str,
+        version: &'static str,
+        char_devices: &'static [CharDevice],
+    ) -> Self {
+        Self {
+            name,
+            version,
+            drivers: &[],
+            pci_vendors: &[],
+            products: &[],
+            ioctls: &[],
+            usage_names: UsageNames::KERNEL,
+            allocators: Allocators::NONE,
+            char_devices,
+        }
+    }
+
     /// The owned description the component returns from `describe`.
     pub fn description(&self) -> Description {
         Description {

@@ -69,6 +69,8 @@ impl Symbols {
                 text.push(' ');
                 text.push_str(lines.next().unwrap_or_default());
             }
+            // A comment after the value is not part of it.
+            let text = without_comments(&text);
             let name_len = identifier_len(&text);
             let (name, rest) = text.split_at(name_len);
             if name.is_empty() {
@@ -745,6 +747,7 @@ mod tests {
         #define ACME_IOC_MAGIC 'A'\n\
         #define ACME_IOCTL_ALLOC _IOWR(ACME_IOC_MAGIC, 0x0, struct acme_alloc)\n\
         #define ACME_IOCTL_RESET _IO(0xFA, 6)\n\
+        #define ACME_IOCTL_ALLOC2 _IOWR(ACME_IOC_MAGIC, 0x1, struct acme_alloc) // the same\n\
         #define ACME_PLAIN 0x30000001\n\
         #define ACME_ESC_ALLOC 0x2B\n";
 
@@ -808,6 +811,11 @@ mod tests {
         );
         assert_eq!(
             argument_type(&[CHAR_HEADER], "ACME_IOCTL_ALLOC").as_deref(),
+            Some("struct acme_alloc")
+        );
+        // A comment after a definition is not part of it.
+        assert_eq!(
+            argument_type(&[CHAR_HEADER], "ACME_IOCTL_ALLOC2").as_deref(),
             Some("struct acme_alloc")
         );
     }

@@ -38,6 +38,25 @@ stop_agent() {
   wait "$AGENT_PID" || fail "the agent exited with $? on SIGTERM"
 }
 
+# wait_metrics MESSAGE PATTERN...: until the agent's /metrics, saved at
+# /shared/metrics, matches every PATTERN (grep), for at most 30 s; else
+# fails with MESSAGE.
+wait_metrics() {
+  message=$1
+  shift
+  tries=0
+  while :; do
+    if busybox wget -q -O /shared/metrics http://127.0.0.1:8080/metrics; then
+      missing=
+      for pattern in "$@"; do grep -q "$pattern" /shared/metrics || missing=1; done
+      [ -n "$missing" ] || return 0
+    fi
+    tries=$((tries + 1))
+    [ "$tries" -lt 300 ] || fail "$message"
+    sleep 0.1
+  done
+}
+
 # in_cgroup NAME COMMAND...: runs COMMAND in the child cgroup NAME.
 in_cgroup() {
   mkdir -p "/sys/fs/cgroup/$1"

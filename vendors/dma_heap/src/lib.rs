@@ -9,20 +9,15 @@
 //! every command and size against it as a C compiler reads it.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Allocators, CharDevice, Command, CommandKey, Nodes, Size, UsageNames, Vendor};
+use kubenpu_sdk::{CharDevice, Command, CommandKey, Nodes, Size, Vendor};
 
 /// The vendor's table.
-pub const VENDOR: Vendor = Vendor {
-    name: "dma_heap",
-    version: env!("CARGO_PKG_VERSION"),
-    drivers: &[],
-    pci_vendors: &[],
-    products: &[],
-    ioctls: &[],
-    usage_names: UsageNames::KERNEL,
-    // No device plugin hands heaps out: runtimes open them directly.
-    allocators: Allocators::NONE,
-    char_devices: &[CharDevice {
+///
+/// No device plugin hands heaps out: runtimes open them directly.
+pub const VENDOR: Vendor = Vendor::of_char_devices(
+    "dma_heap",
+    env!("CARGO_PKG_VERSION"),
+    &[CharDevice {
         driver: "dma_heap",
         // One node per heap: system, and the CMA or carveout heaps a
         // device tree declares.
@@ -38,7 +33,7 @@ pub const VENDOR: Vendor = Vendor {
             Command::alloc("DMA_HEAP_IOCTL_ALLOC", 0xc018_4800).sized(Size::before("len", 0, 8)),
         ],
     }],
-};
+);
 
 kubenpu_sdk::export_vendor!(VENDOR);
 

@@ -35,21 +35,16 @@
 //! driver starts, not the number of model executions.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Allocators, CharDevice, Command, CommandKey, Nodes, Size, UsageNames, Vendor};
+use kubenpu_sdk::{CharDevice, Command, CommandKey, Nodes, Size, Vendor};
 
 /// The vendor's table.
-pub const VENDOR: Vendor = Vendor {
-    name: "neuron",
-    version: env!("CARGO_PKG_VERSION"),
-    drivers: &[],
-    pci_vendors: &[],
-    products: &[],
-    ioctls: &[],
-    usage_names: UsageNames::KERNEL,
-    // The Neuron device plugin ships as an image only; its device IDs
-    // are not documented, so no allocator is named.
-    allocators: Allocators::NONE,
-    char_devices: &[CharDevice {
+///
+/// The Neuron device plugin ships as an image only; its device IDs
+/// are not documented, so no allocator is named.
+pub const VENDOR: Vendor = Vendor::of_char_devices(
+    "neuron",
+    env!("CARGO_PKG_VERSION"),
+    &[CharDevice {
         driver: "neuron",
         nodes: Nodes::Class("neuron_device"),
         entry: "ncdev_ioctl",
@@ -67,18 +62,14 @@ pub const VENDOR: Vendor = Vendor {
             Command::alloc("NEURON_IOCTL_MEM_ALLOC_V2", 0x8008_4e66)
                 .sized(Size::before("size", 0, 8))
                 .argument("struct neuron_ioctl_mem_alloc_v2"),
-            // the same with a memory type. This macro and the next name
-            // the struct itself, but the SDK's reading of the header does
-            // not drop the comment that ends their line, so the struct is
-            // named here too.
+            // the same with a memory type; this macro and the next name
+            // the struct itself
             Command::alloc("NEURON_IOCTL_MEM_ALLOC_V2MT", 0x8030_4e66)
-                .sized(Size::before("size", 0, 8))
-                .argument("struct neuron_ioctl_mem_alloc_v2_mem_type"),
+                .sized(Size::before("size", 0, 8)),
             // the same, padded so that the runtime can tell a driver
             // that allocates and copies 4 GiB and more
             Command::alloc("NEURON_IOCTL_MEM_ALLOC_V2MT64", 0x8038_4e66)
-                .sized(Size::before("size", 0, 8))
-                .argument("struct neuron_ioctl_mem_alloc_v2_mem_type64"),
+                .sized(Size::before("size", 0, 8)),
             // copies between two memory handles by DMA and returns when
             // it is done (ndma_memcpy_mc)
             Command::submit("NEURON_IOCTL_MEM_COPY", 0x8008_4e17),
@@ -120,7 +111,7 @@ pub const VENDOR: Vendor = Vendor {
             Command::wait("NEURON_IOCTL_HBM_SCRUB_WAIT", 0xc008_4e77),
         ],
     }],
-};
+);
 
 kubenpu_sdk::export_vendor!(VENDOR);
 

@@ -35,9 +35,7 @@
 //! which of these calls CUDA makes for a given API is inferred, not read.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{
-    Allocators, CharDevice, Command, CommandKey, Field, Nodes, Size, UsageNames, Vendor,
-};
+use kubenpu_sdk::{CharDevice, Command, CommandKey, Field, Nodes, Size, Vendor};
 
 /// `hClass` of `NVOS21_PARAMETERS` and `NVOS64_PARAMETERS` (escape.c
 /// asserts the two agree): the class of the object `RM_ALLOC` creates.
@@ -118,16 +116,10 @@ const ALLOC_SIZE: u64 = 2;
 const HEAP_ALLOCS: &[u64] = &[ALLOC_SIZE, 6, 14, 27];
 
 /// The vendor's table.
-pub const VENDOR: Vendor = Vendor {
-    name: "nvidia",
-    version: env!("CARGO_PKG_VERSION"),
-    drivers: &[],
-    pci_vendors: &[],
-    products: &[],
-    ioctls: &[],
-    usage_names: UsageNames::KERNEL,
-    allocators: Allocators::NONE,
-    char_devices: &[
+pub const VENDOR: Vendor = Vendor::of_char_devices(
+    "nvidia",
+    env!("CARGO_PKG_VERSION"),
+    &[
         CharDevice {
             driver: "nvidia",
             nodes: Nodes::Major("nvidia"),
@@ -213,7 +205,7 @@ pub const VENDOR: Vendor = Vendor {
             ],
         },
     ],
-};
+);
 
 kubenpu_sdk::export_vendor!(VENDOR);
 

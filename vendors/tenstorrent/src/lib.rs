@@ -37,27 +37,20 @@
 //! power states and NOC cleanup registrations.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{
-    Allocators, CharDevice, Command, CommandKey, Field, Nodes, Size, UsageNames, Vendor,
-};
+use kubenpu_sdk::{CharDevice, Command, CommandKey, Field, Nodes, Size, Vendor};
 
 /// `TENSTORRENT_LOCK_CTL_ACQUIRE_BLOCKING`: the `LOCK_CTL` operation that
 /// sleeps until the lock is free.
 const LOCK_CTL_ACQUIRE_BLOCKING: u64 = 3;
 
 /// The vendor's table.
-pub const VENDOR: Vendor = Vendor {
-    name: "tenstorrent",
-    version: env!("CARGO_PKG_VERSION"),
-    drivers: &[],
-    pci_vendors: &[],
-    products: &[],
-    ioctls: &[],
-    usage_names: UsageNames::KERNEL,
-    // Tenstorrent's own Kubernetes path is a DRA driver whose device
-    // names are chip IDs, not node numbers; no allocator is named.
-    allocators: Allocators::NONE,
-    char_devices: &[CharDevice {
+///
+/// Tenstorrent's own Kubernetes path is a DRA driver whose device
+/// names are chip IDs, not node numbers; no allocator is named.
+pub const VENDOR: Vendor = Vendor::of_char_devices(
+    "tenstorrent",
+    env!("CARGO_PKG_VERSION"),
+    &[CharDevice {
         driver: "tenstorrent",
         nodes: Nodes::Class("tenstorrent"),
         entry: "tt_cdev_ioctl",
@@ -92,7 +85,7 @@ pub const VENDOR: Vendor = Vendor {
                 .argument("struct tenstorrent_lock_ctl"),
         ],
     }],
-};
+);
 
 kubenpu_sdk::export_vendor!(VENDOR);
 

@@ -10,20 +10,15 @@
 //! every command and size against it as a C compiler reads it.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Allocators, CharDevice, Command, CommandKey, Nodes, Size, UsageNames, Vendor};
+use kubenpu_sdk::{CharDevice, Command, CommandKey, Nodes, Size, Vendor};
 
 /// The vendor's table.
-pub const VENDOR: Vendor = Vendor {
-    name: "udmabuf",
-    version: env!("CARGO_PKG_VERSION"),
-    drivers: &[],
-    pci_vendors: &[],
-    products: &[],
-    ioctls: &[],
-    usage_names: UsageNames::KERNEL,
-    // No device plugin hands it out: runtimes open it directly.
-    allocators: Allocators::NONE,
-    char_devices: &[CharDevice {
+///
+/// No device plugin hands it out: runtimes open it directly.
+pub const VENDOR: Vendor = Vendor::of_char_devices(
+    "udmabuf",
+    env!("CARGO_PKG_VERSION"),
+    &[CharDevice {
         driver: "udmabuf",
         nodes: Nodes::Misc("udmabuf"),
         entry: "udmabuf_ioctl",
@@ -37,7 +32,7 @@ pub const VENDOR: Vendor = Vendor {
             Command::alloc("UDMABUF_CREATE_LIST", 0x4008_7543),
         ],
     }],
-};
+);
 
 kubenpu_sdk::export_vendor!(VENDOR);
 

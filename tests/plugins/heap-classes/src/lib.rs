@@ -5,24 +5,16 @@
 //! kernel program reads each call's field and counts the pages alone.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{
-    Allocators, CharDevice, Command, CommandKey, Field, Nodes, Size, UsageNames, Vendor,
-};
+use kubenpu_sdk::{CharDevice, Command, CommandKey, Field, Nodes, Size, Vendor};
 
 /// The one length that counts.
 pub const PAGE: u64 = 4096;
 
 /// The DMA heap, counting page allocations only.
-pub const VENDOR: Vendor = Vendor {
-    name: "dma_heap",
-    version: "2.0.0-test",
-    drivers: &[],
-    pci_vendors: &[],
-    products: &[],
-    ioctls: &[],
-    usage_names: UsageNames::KERNEL,
-    allocators: Allocators::NONE,
-    char_devices: &[CharDevice {
+pub const VENDOR: Vendor = Vendor::of_char_devices(
+    "dma_heap",
+    "2.0.0-test",
+    &[CharDevice {
         driver: "dma_heap",
         nodes: Nodes::Class("dma_heap"),
         entry: "dma_heap_ioctl",
@@ -38,6 +30,6 @@ pub const VENDOR: Vendor = Vendor {
                 &[PAGE],
             )],
     }],
-};
+);
 
 kubenpu_sdk::export_vendor!(VENDOR);
