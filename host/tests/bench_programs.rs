@@ -24,6 +24,7 @@ fn the_per_event_variant_sees_every_counted_call_and_nothing_else() {
          start_agent
          stop_agent
          rm -f /sys/fs/bpf/kubenpu/link /sys/fs/bpf/kubenpu/program /sys/fs/bpf/kubenpu/exit-link /sys/fs/bpf/kubenpu/exit-program
+         rm -rf /sys/fs/bpf/kubenpu/entries
          for i in $(seq 50); do [ -z \"$(prog_stats)\" ] && break; sleep 0.1; done
          [ -z \"$(prog_stats)\" ] || fail \"the agent's program is still loaded\"
          # variant VARIANT HOOK: the workload under it, and what it saw.

@@ -572,9 +572,21 @@ fn an_incompatible_layout_is_replaced_and_cleanup_removes_everything(kernel: Ker
     assert_eq!(counts, results.expected("final", &["v2"]));
     assert_eq!(counts.values().sum::<u64>(), 100);
     assert!(results.log_lines("adopted").is_empty());
-    // auto's hook: a pair, or on sid a session, one program for both sides.
+    // auto's hook: a pair, or on sid a session, one program for both sides;
+    // from 6.12 on, also linked to the DMA heap's and udmabuf's entries.
     let (pins, hook_programs): (&[&str], usize) = match kernel.suite() {
-        "sid" => (&["link", "maps", "program"], 1),
+        "sid" => (&["entries", "link", "maps", "program"], 1),
+        "bookworm-backports" => (
+            &[
+                "entries",
+                "exit-link",
+                "exit-program",
+                "link",
+                "maps",
+                "program",
+            ],
+            2,
+        ),
         _ => (&["exit-link", "exit-program", "link", "maps", "program"], 2),
     };
     assert_eq!(

@@ -4,7 +4,10 @@
 # beside drm_ioctl; an ioctl of any other driver never reaches a program
 # of it. Variants: no program; kubenpu (the agent's hook as `auto` picks
 # it, linked to drm_ioctl and the claimed character devices' entries, the
-# agent stopped so that only the programs run). Cases:
+# agent stopped so that only the programs run); classified (the same with
+# /heap-classes.wasm in force, whose ALLOC counts only for a length of one
+# page: each ALLOC's length is read from the caller's memory and looked
+# up, and the zeroed one is then not counted). Cases:
 #   unrelated:      an ioctl on /dev/null;
 #   drm-filtered:   a DRM device no vendor claims (bochs);
 #   heap-untracked: the DMA heap, a number its table does not list;
@@ -34,5 +37,15 @@ for round in $(seq "$ROUNDS"); do
   grep -q "linked to dma_heap_ioctl" "$AGENT_LOG" || fail "the heap's entry was not hooked"
   stop_agent
   measure_cases chardev "$round" kubenpu
+  kubenpu-agent --cleanup > /dev/null 2>&1
+  mkdir -p /plugins
+  cp /heap-classes.wasm /plugins/
+  start_agent --plugins-dir /plugins
+  busybox wget -q -O - http://127.0.0.1:8080/metrics \
+    | grep -q 'kubenpu_plugin_info{vendor="dma_heap",version="2.0.0-test"' \
+    || fail "the classifying plugin is not in force"
+  stop_agent
+  measure_cases chardev "$round" classified
+  rm /plugins/heap-classes.wasm
   kubenpu-agent --cleanup > /dev/null 2>&1
 done

@@ -56,10 +56,13 @@ release() {
   wait "$HOLD" || fail "hook_variant failed: $(cat /tmp/hold-err)"
   for i in $(seq 50); do [ -z "$(prog_stats)" ] && return; sleep 0.1; done
 }
-# detach: drops the agent's pinned counting links and programs; its maps
-# and the policy's checks stay.
+# detach: drops the agent's pinned counting links and programs (on
+# drm_ioctl and on the character devices' entries); its maps and the
+# policy's checks stay.
 detach() {
   rm -f /sys/fs/bpf/kubenpu/link /sys/fs/bpf/kubenpu/program /sys/fs/bpf/kubenpu/exit-link \
     /sys/fs/bpf/kubenpu/exit-program
+  # The links on the claimed character devices' entries.
+  rm -rf /sys/fs/bpf/kubenpu/entries
   for i in $(seq 50); do [ -z "$(prog_stats | grep -v '^kubenpu_policy')" ] && break; sleep 0.1; done
 }

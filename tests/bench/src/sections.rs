@@ -588,6 +588,15 @@ The agent's hook (as `auto` picks it) on `drm_ioctl` and on the DMA heap's and u
             wall.median() / none.median()
         )?;
     }
+    if let (Some((classified, classified_wall)), Some((counted, counted_wall))) = (
+        cost.get(&("classified", "heap-counted")),
+        cost.get(&("kubenpu", "heap-counted")),
+    ) {
+        writeln!(
+            out,
+            "\nThe heap's ALLOC classified by its length (a plugin that counts one-page allocations alone): the length read from the caller's memory and looked up, and the zeroed call then not counted, against the same call counted unclassified.\n\n| ALLOC | run time per call | wall time per call |\n|---|---:|---:|\n| counted, unclassified | {counted} | {counted_wall} |\n| classified, not counted | {classified} | {classified_wall} |"
+        )?;
+    }
     out.push('\n');
     Ok(out)
 }
@@ -634,23 +643,11 @@ mod tests {
     fn chardev_lines_become_medians_and_the_hooks_ratio() {
         let mut text = String::new();
         for (round, wall) in [(1, 900), (2, 1100), (3, 1000)] {
-            text += &format!(
-                "chardev {round} none unrelated 0 {wall}
-"
-            );
-            text += &format!(
-                "chardev {round} kubenpu unrelated 0 {wall}
-"
-            );
-            text += &format!(
-                "chardev {round} none heap-counted 0 1000
-"
-            );
-            text += &format!(
-                "chardev {round} kubenpu heap-counted 1000 {}
-",
-                3 * wall
-            );
+            text += &format!("chardev {round} none unrelated 0 {wall}\n");
+            text += &format!("chardev {round} kubenpu unrelated 0 {wall}\n");
+            text += &format!("chardev {round} none heap-counted 0 1000\n");
+            text += &format!("chardev {round} kubenpu heap-counted 1000 {}\n", 3 * wall);
+            text += &format!("chardev {round} classified heap-counted 400 2000\n");
         }
         let out = chardev(&text).unwrap();
         assert!(
@@ -665,6 +662,10 @@ mod tests {
         );
         // Cases not measured have no row.
         assert!(!out.contains("| drm-filtered"), "{out}");
+        assert!(
+            out.contains("| classified, not counted | 400 (400–400) | 2000 (2000–2000) |"),
+            "{out}"
+        );
         assert!(chardev("chardev 1 none unrelated 0 900\n").is_err());
     }
 
