@@ -52,7 +52,7 @@ use kubenpu::{
     },
     program::{FLOOR_OBJECT, LSM_COUNT_OBJECT, PER_EVENT_OBJECT, TABLE_OBJECT},
 };
-use kubenpu_ebpf::{CountKey, DeviceEntry, IoctlEntry, IoctlKey, global, map};
+use kubenpu_ebpf::{CountKey, DRM_COMMAND_MASK, DeviceEntry, IoctlEntry, IoctlKey, global, map};
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -222,7 +222,9 @@ fn attach_one(
 }
 
 /// ARRAY_DEVICES and ARRAY_IOCTLS from the agent's DEVICES and IOCTLS:
-/// each vendor slot gets an index, its 256 numbers a row of the array.
+/// each vendor slot of a DRM device gets an index, its 256 numbers a row
+/// of the array. Character devices outside DRM, keyed on more than the
+/// number, are left out: the variant runs on `drm_ioctl` alone.
 fn fill_array_table(ebpf: &mut Ebpf) -> anyhow::Result<()> {
     let devices: HashMap<&MapData, u32, DeviceEntry> = HashMap::try_from(
         ebpf.map(map::DEVICES)
@@ -230,6 +232,11 @@ fn fill_array_table(ebpf: &mut Ebpf) -> anyhow::Result<()> {
     )?;
     let slots: Vec<(u32, u32)> = devices
         .iter()
+        .filter(|entry| {
+            entry
+                .as_ref()
+                .map_or(true, |(_, device)| device.cmd_mask == DRM_COMMAND_MASK)
+        })
         .map(|entry| entry.map(|(dev, device)| (dev, device.vendor_slot)))
         .collect::<Result<_, _>>()?;
     let ioctls: HashMap<&MapData, IoctlKey, IoctlEntry> = HashMap::try_from(
