@@ -17,7 +17,9 @@
 //!   programs it left attached, and its successor adopts the links;
 //! - a plugin dropped in while it runs classifies the heap's command by
 //!   a field of its argument (the length): the kernel program reads it
-//!   at each call and counts one-page allocations alone.
+//!   at each call and counts one-page allocations alone;
+//! - under `--hook fentry`, which cannot hook the entries, one line says
+//!   so, and the kprobe links on them go.
 //!
 //! On 6.1, which has neither device, the agent says so in one line.
 
@@ -95,6 +97,11 @@ fn run(kernel: Kernel) -> Results {
              wait_log 'dma_heap 2.0.0-test'
              issue classes heap:$HEAP:{PAGES}:4096 heap:$HEAP:{LARGER}:65536
              snapshot chardev
+             stop_agent
+             # fentry is verified against drm_ioctl alone: one line, and
+             # the kprobe links on the entries go with the hook they ran.
+             start_agent $AGENT_ARGS --hook fentry
+             [ ! -e /sys/fs/bpf/kubenpu/entries/dma_heap_ioctl ] || fail "an entry's link outlived its hook"
              stop_agent
              kill -TERM $PODS_PID $KUBELET_PID
              cp $AGENT_LOG /shared/agent.log"#
@@ -217,15 +224,17 @@ fn allocations_outside_drm_are_counted_exactly_per_pod(kernel: Kernel) {
     let linked = results.log_lines("linked to dma_heap_ioctl");
     assert_eq!(linked.len(), 1, "{linked:?}");
     assert_eq!(results.log_lines("linked to udmabuf_ioctl").len(), 1);
+    assert!(results.log_lines("cannot hook").is_empty());
+    let fentry = results.log_lines("entries:");
+    assert_eq!(fentry.len(), 1, "{fentry:?}");
     assert!(
-        results
-            .log_lines("their character devices are not counted")
-            .is_empty()
+        fentry[0].contains("hook is verified against drm_ioctl alone, so dma_heap_ioctl, udmabuf_ioctl (the claimed character devices' ioctl entries) are not hooked and their calls not counted: use a kprobe hook (--hook auto)"),
+        "{}",
+        fentry[0]
     );
-    assert!(results.log_lines("entries:").is_empty());
     // The built-ins whose hardware is not here are named once per start.
     let absent = results.log_lines("no nodes of the character devices");
-    assert_eq!(absent.len(), 2, "{absent:?}");
+    assert_eq!(absent.len(), 3, "{absent:?}");
     assert!(
         absent[0].ends_with(
             "no nodes of the character devices neuron (class neuron_device), nvidia (major nvidia), nvidia-uvm (major nvidia-uvm), tenstorrent (class tenstorrent): not counted until they appear"

@@ -12,7 +12,8 @@
 //! replaces the others (exit side first, as for `drm_ioctl`); functions no
 //! longer wanted are unlinked. Only the kprobe types link this way: an
 //! fentry program is verified against one function, so it would need a
-//! load per entry.
+//! load per entry, and under fentry the character devices are not
+//! counted, in one line.
 
 use std::{
     collections::BTreeSet,
@@ -38,40 +39,78 @@ fn link_path(pin_dir: &Path, function: &str, side: Side) -> PathBuf {
     })
 }
 
-/// The sides `hook` links, exit first.
-fn sides(hook: Hook) -> &'static [Side] {
-    match hook {
-        Hook::KprobeSession => &[Side::Entry],
-        _ => &[Side::Exit, Side::Entry],
+/// How a hook type links its pinned programs to another function: the
+/// kprobe types can; an fentry program is verified against one function.
+#[derive(Clone, Copy)]
+enum Linker {
+    /// A kprobe session link (one program, both sides).
+    Session,
+    /// kprobe.multi links, entry and return.
+    Multi,
+    /// kprobe and kretprobe through `perf_event_open`.
+    Perf,
+}
+
+impl Linker {
+    fn of(hook: Hook) -> Option<Self> {
+        match hook {
+            Hook::KprobeSession => Some(Linker::Session),
+            Hook::KprobeMulti => Some(Linker::Multi),
+            Hook::Kprobe => Some(Linker::Perf),
+            Hook::Fentry | Hook::FentryModule => None,
+        }
+    }
+
+    /// The sides it links, exit first.
+    fn sides(self) -> &'static [Side] {
+        match self {
+            Linker::Session => &[Side::Entry],
+            Linker::Multi | Linker::Perf => &[Side::Exit, Side::Entry],
+        }
     }
 }
 
 /// Makes the hook's programs run on exactly the `wanted` functions besides
 /// `drm_ioctl`. Returns what changed, for the log; a function that cannot
 /// be linked is an error naming it, after every other one is in place.
+/// Under fentry every link goes: another hook's links would go on running
+/// programs that are no longer the agent's.
 pub fn sync(pin_dir: &Path, hook: Hook, wanted: &BTreeSet<String>) -> Result<String, ProbeError> {
+    let linker = Linker::of(hook);
+    let keep = |function: &String| linker.is_some() && wanted.contains(function);
     let mut changes = Vec::new();
-    let mut failures = Vec::new();
-    for function in wanted {
-        match link(pin_dir, hook, function) {
-            Ok(true) => changes.push(format!("{} linked to {function}", hook.as_str())),
-            Ok(false) => {}
-            Err(e) => failures.push(format!("{function}: {}", e.reason())),
-        }
-    }
     for function in pinned_functions(pin_dir) {
-        if !wanted.contains(&function) {
+        if !keep(&function) {
             for side in [Side::Entry, Side::Exit] {
                 let _ = fs::remove_file(link_path(pin_dir, &function, side));
             }
             changes.push(format!("unlinked from {function}"));
         }
     }
+    let Some(linker) = linker else {
+        if wanted.is_empty() {
+            return Ok(changes.join("; "));
+        }
+        let functions: Vec<&str> = wanted.iter().map(String::as_str).collect();
+        return Err(ProbeError::Other(format!(
+            "the {} hook is verified against drm_ioctl alone, so {} (the claimed character devices' ioctl entries) are not hooked and their calls not counted: use a kprobe hook (--hook auto)",
+            hook.as_str(),
+            functions.join(", ")
+        )));
+    };
+    let mut failures = Vec::new();
+    for function in wanted {
+        match link(pin_dir, hook, linker, function) {
+            Ok(true) => changes.push(format!("{} linked to {function}", hook.as_str())),
+            Ok(false) => {}
+            Err(e) => failures.push(format!("{function}: {}", e.reason())),
+        }
+    }
     if failures.is_empty() {
         Ok(changes.join("; "))
     } else {
-        Err(ProbeError::Attach(format!(
-            "{}: their character devices are not counted",
+        Err(ProbeError::Other(format!(
+            "cannot hook {}: the calls of their character devices are not counted",
             failures.join("; ")
         )))
     }
@@ -91,11 +130,11 @@ fn pinned_functions(pin_dir: &Path) -> BTreeSet<String> {
 
 /// Links `function`'s sides that do not already run the pinned programs;
 /// returns whether it linked any.
-fn link(pin_dir: &Path, hook: Hook, function: &str) -> Result<bool, ProbeError> {
+fn link(pin_dir: &Path, hook: Hook, linker: Linker, function: &str) -> Result<bool, ProbeError> {
     fs::create_dir_all(dir(pin_dir))
         .map_err(|e| pinned::pin_error(&dir(pin_dir), e.to_string()))?;
     let mut linked = false;
-    for &side in sides(hook) {
+    for &side in linker.sides() {
         let program_path = pins::program_path(pin_dir, side);
         let program = syscall::open_pinned(&program_path)
             .map_err(|e| pinned::pin_error(&program_path, e.to_string()))?;
@@ -116,7 +155,7 @@ fn link(pin_dir: &Path, hook: Hook, function: &str) -> Result<bool, ProbeError> 
             path.file_name().unwrap_or_default().to_string_lossy()
         ));
         let _ = fs::remove_file(&staged);
-        make_link(hook, side, program, &program_path, function, &staged)?;
+        make_link(linker, side, program, &program_path, function, &staged)?;
         fs::rename(&staged, &path).map_err(|e| pinned::pin_error(&path, e.to_string()))?;
         linked = true;
     }
@@ -124,9 +163,9 @@ fn link(pin_dir: &Path, hook: Hook, function: &str) -> Result<bool, ProbeError> 
 }
 
 /// Links `program` (pinned at `program_path`) to `side` of `function` as
-/// `hook` does, and pins the link at `path`.
+/// `linker` does, and pins the link at `path`.
 fn make_link(
-    hook: Hook,
+    linker: Linker,
     side: Side,
     program: OwnedFd,
     program_path: &Path,
@@ -136,12 +175,12 @@ fn make_link(
     let pin = |link: OwnedFd| {
         syscall::pin(link.as_fd(), path).map_err(|e| pinned::pin_error(path, e.to_string()))
     };
-    match hook {
-        Hook::KprobeSession => pin(syscall::kprobe_session_link(program.as_fd(), function)
+    match linker {
+        Linker::Session => pin(syscall::kprobe_session_link(program.as_fd(), function)
             .map_err(|e| ProbeError::Attach(format!("BPF_LINK_CREATE kprobe session: {e}")))?),
-        Hook::KprobeMulti => pin(syscall::kprobe_multi_link(program.as_fd(), function, side)
+        Linker::Multi => pin(syscall::kprobe_multi_link(program.as_fd(), function, side)
             .map_err(|e| ProbeError::Attach(format!("BPF_LINK_CREATE kprobe.multi: {e}")))?),
-        Hook::Kprobe => {
+        Linker::Perf => {
             let kind = match side {
                 Side::Entry => ProbeKind::Entry,
                 Side::Exit => ProbeKind::Return,
@@ -155,9 +194,5 @@ fn make_link(
                 .map_err(|e| attach_error(&e))?;
             pinned::pin_fd_link(link, path)
         }
-        Hook::Fentry | Hook::FentryModule => Err(ProbeError::Attach(format!(
-            "the {} hook is verified against drm_ioctl alone: use a kprobe hook (--hook auto)",
-            hook.as_str()
-        ))),
     }
 }
