@@ -138,13 +138,18 @@ fn link(pin_dir: &Path, hook: Hook, linker: Linker, function: &str) -> Result<bo
         let program_path = pins::program_path(pin_dir, side);
         let program = syscall::open_pinned(&program_path)
             .map_err(|e| pinned::pin_error(&program_path, e.to_string()))?;
-        let tag = syscall::program_stats(program.as_fd())
-            .map_err(|e| ProbeError::Other(format!("cannot read the program's tag: {e}")))?
-            .tag;
+        let stats = syscall::program_stats(program.as_fd())
+            .map_err(|e| ProbeError::Other(format!("cannot read the program's id: {e}")))?;
         let path = link_path(pin_dir, function, side);
+        // The very program, not one of the same tag: a tag masks the maps,
+        // and a program of a replaced layout counts into the old ones.
+        let runs_it = |link: &syscall::LinkInfo| match link.prog_id {
+            Some(id) => id == stats.id,
+            None => link.tag == stats.tag,
+        };
         let current = syscall::pinned_link(&path).ok();
         if current.is_some_and(|link| {
-            link.tag == tag && hook.link_types(side).contains(&link.link_type.as_str())
+            runs_it(&link) && hook.link_types(side).contains(&link.link_type.as_str())
         }) {
             continue;
         }
