@@ -35,8 +35,10 @@ pub struct CharClaim {
 const DEV_DEPTH: usize = 2;
 
 /// The devices of every claim found under `roots`, and what could not be
-/// read.
+/// read. `/proc/devices` is read, and `/dev` walked, once for all the
+/// claims by major.
 pub fn discover(roots: &Roots, claims: &[CharClaim], found: &mut Discovery) {
+    let mut by_major = Vec::new();
     for claim in claims {
         match &claim.nodes {
             NodesSpec::Class(class) => {
@@ -50,8 +52,11 @@ pub fn discover(roots: &Roots, claims: &[CharClaim], found: &mut Discovery) {
                     in_sysfs(roots, claim, &[entry], found);
                 }
             }
-            NodesSpec::Major(name) => by_major(roots, claim, name, found),
+            NodesSpec::Major(name) => by_major.push((claim, name.as_str())),
         }
+    }
+    if !by_major.is_empty() {
+        in_dev(roots, &by_major, found);
     }
 }
 
@@ -121,18 +126,23 @@ fn read_node(roots: &Roots, entry: &Path) -> std::io::Result<(PathBuf, Node)> {
 }
 
 /// Every character node under `/dev` whose major `/proc/devices` gives
-/// `name`, each a device of its own.
-fn by_major(roots: &Roots, claim: &CharClaim, name: &str, found: &mut Discovery) {
-    let Some(major) = fs::read_to_string(roots.proc.join("devices"))
-        .ok()
-        .and_then(|text| char_major(&text, name))
-    else {
+/// one of the `claims`' names, each a device of its own.
+fn in_dev(roots: &Roots, claims: &[(&CharClaim, &str)], found: &mut Discovery) {
+    let proc_devices = fs::read_to_string(roots.proc.join("devices")).unwrap_or_default();
+    let majors: Vec<(&CharClaim, u32)> = claims
+        .iter()
+        .filter_map(|&(claim, name)| Some((claim, char_major(&proc_devices, name)?)))
+        .collect();
+    if majors.is_empty() {
         return;
-    };
+    }
     let mut nodes = Vec::new();
     char_nodes(&roots.dev, DEV_DEPTH, &mut nodes);
     for (path, rdev) in nodes {
-        let Some(dev) = DevNum::from_st_rdev(rdev).filter(|d| d.major() == major) else {
+        let Some(dev) = DevNum::from_st_rdev(rdev) else {
+            continue;
+        };
+        let Some((claim, _)) = majors.iter().find(|(_, major)| *major == dev.major()) else {
             continue;
         };
         let relative = path

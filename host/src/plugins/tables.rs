@@ -12,6 +12,10 @@ use crate::discovery::{Device, Subsystem};
 /// One table.
 #[derive(Debug)]
 pub struct Table<'a> {
+    /// The name its slot is hashed from: the vendor's (DRM), or
+    /// `vendor/driver` (a character device), which no vendor's name can
+    /// be: vendor names have no `/`.
+    pub name: String,
     /// Its slot in the IOCTLS map.
     pub slot: u32,
     /// The bits of a command that pick a row.
@@ -34,12 +38,6 @@ pub struct Row<'a> {
     /// The field and values that make a call of it count, for a
     /// classified command.
     pub only_when: Option<(&'a FieldSpec, &'a [u64])>,
-}
-
-/// The name whose hash is a character device's slot: `vendor/driver`,
-/// which no vendor name can be (vendor names have no `/`).
-fn char_table_name(vendor: &str, driver: &str) -> String {
-    format!("{vendor}/{driver}")
 }
 
 impl Plugin {
@@ -75,20 +73,15 @@ impl Plugin {
 
     /// The slots of its tables, with the names they are hashed from.
     pub fn slots(&self) -> Vec<(u32, String)> {
-        let drm = (!self.description.drivers.is_empty()).then(|| self.name().to_owned());
-        drm.into_iter()
-            .chain(
-                self.description
-                    .char_devices
-                    .iter()
-                    .map(|d| char_table_name(self.name(), &d.driver)),
-            )
-            .map(|name| (vendor_slot(&name), name))
+        self.tables()
+            .into_iter()
+            .map(|t| (t.slot, t.name))
             .collect()
     }
 
     fn drm_table(&self) -> Table<'_> {
         Table {
+            name: self.name().to_owned(),
             slot: vendor_slot(self.name()),
             cmd_mask: DRM_COMMAND_MASK,
             rows: self
@@ -108,8 +101,10 @@ impl Plugin {
 
     fn char_table<'a>(&'a self, device: &'a CharDeviceSpec) -> Table<'a> {
         let cmd_mask = device.key.mask();
+        let name = format!("{}/{}", self.name(), device.driver);
         Table {
-            slot: vendor_slot(&char_table_name(self.name(), &device.driver)),
+            slot: vendor_slot(&name),
+            name,
             cmd_mask,
             rows: device
                 .commands

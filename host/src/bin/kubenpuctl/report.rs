@@ -98,14 +98,13 @@ fn field_text(f: &kubenpu_sdk::FieldSpec) -> String {
 }
 
 fn size_text(size: &kubenpu_sdk::SizeSpec) -> String {
-    let field = field_text;
     let read = match size.read {
         kubenpu_sdk::Phase::Before => "before",
         kubenpu_sdk::Phase::After => "after",
     };
-    let mut text = format!("{} {read}", field(&size.field));
+    let mut text = format!("{} {read}", field_text(&size.field));
     if let Some((selector, value)) = &size.when {
-        let _ = write!(text, " when {}={value}", field(selector));
+        let _ = write!(text, " when {}={value}", field_text(selector));
     }
     text
 }

@@ -32,6 +32,10 @@ fn dir(pin_dir: &Path) -> PathBuf {
     pin_dir.join("entries")
 }
 
+/// The suffix of a link pinned before it replaces the one in place (bpffs
+/// refuses names with dots).
+const STAGED: &str = "-next";
+
 fn link_path(pin_dir: &Path, function: &str, side: Side) -> PathBuf {
     dir(pin_dir).join(match side {
         Side::Entry => function.to_owned(),
@@ -76,6 +80,7 @@ impl Linker {
 /// Under fentry every link goes: another hook's links would go on running
 /// programs that are no longer the agent's.
 pub fn sync(pin_dir: &Path, hook: Hook, wanted: &BTreeSet<String>) -> Result<String, ProbeError> {
+    remove_staged(pin_dir);
     let linker = Linker::of(hook);
     let keep = |function: &String| linker.is_some() && wanted.contains(function);
     let mut changes = Vec::new();
@@ -116,15 +121,28 @@ pub fn sync(pin_dir: &Path, hook: Hook, wanted: &BTreeSet<String>) -> Result<Str
     }
 }
 
-/// The functions with a pinned entry link.
-fn pinned_functions(pin_dir: &Path) -> BTreeSet<String> {
+/// The names pinned under the entries' directory.
+fn pinned_names(pin_dir: &Path) -> impl Iterator<Item = String> {
     fs::read_dir(dir(pin_dir))
         .into_iter()
         .flatten()
         .filter_map(Result::ok)
         .filter_map(|e| e.file_name().into_string().ok())
+}
+
+/// Removes links an agent staged and stopped before renaming into place:
+/// left pinned, they would count every call on their function twice.
+fn remove_staged(pin_dir: &Path) {
+    for name in pinned_names(pin_dir).filter(|name| name.ends_with(STAGED)) {
+        let _ = fs::remove_file(dir(pin_dir).join(name));
+    }
+}
+
+/// The functions with a pinned entry link.
+fn pinned_functions(pin_dir: &Path) -> BTreeSet<String> {
+    pinned_names(pin_dir)
+        .filter(|name| !name.ends_with(STAGED))
         .map(|name| name.strip_suffix("-exit").unwrap_or(&name).to_owned())
-        .filter(|name| !name.ends_with("-next"))
         .collect()
 }
 
@@ -156,7 +174,7 @@ fn link(pin_dir: &Path, hook: Hook, linker: Linker, function: &str) -> Result<bo
         // Staged, then renamed over the old link: the function is never
         // without one of them.
         let staged = path.with_file_name(format!(
-            "{}-next",
+            "{}{STAGED}",
             path.file_name().unwrap_or_default().to_string_lossy()
         ));
         let _ = fs::remove_file(&staged);
