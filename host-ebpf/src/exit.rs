@@ -1,7 +1,7 @@
 //! The exit side: as a counted call returns, add whether it failed, the
 //! time it spent inside `drm_ioctl` and the bytes it allocated to its
 //! counter, and its duration to the histogram. Calls the entry programs
-//! did not keep have no in-flight record and return at the first lookup.
+//! did not keep find their thread's record idle (or none) and return.
 //!
 //! A call that returns `-ERESTART*` was interrupted by a signal; the
 //! kernel runs it again with the same arguments after the handler (or
@@ -12,8 +12,8 @@
 //!
 //! SPDX-License-Identifier: GPL-2.0-only
 
-use aya_ebpf::helpers::{bpf_get_current_pid_tgid, bpf_ktime_get_ns};
-use kubenpu_ebpf::{CountKey, Inflight, Loss};
+use aya_ebpf::helpers::bpf_ktime_get_ns;
+use kubenpu_ebpf::{CountKey, Inflight, Loss, inflight};
 
 use crate::{Field, INFLIGHT, add, counter, lose, record_duration, value_field};
 
@@ -47,24 +47,27 @@ pub fn kubenpu_kretprobe(ctx: aya_ebpf::programs::RetProbeContext) -> u32 {
 /// The exit side of a call that returned `ret`.
 #[inline(always)]
 pub fn finish(ret: i64) {
-    let thread = bpf_get_current_pid_tgid();
-    let Some(record) = INFLIGHT.get_ptr_mut(thread) else {
+    let Some(record) = INFLIGHT.current() else {
         return;
     };
     // SAFETY: this thread's record; only this thread writes it.
     let call: Inflight = unsafe { *record };
+    if call.state != inflight::INSIDE {
+        return;
+    }
     // SAFETY: a helper without arguments.
     let ns = unsafe { bpf_ktime_get_ns() }.saturating_sub(call.start_ns);
     if restarts(ret) {
         // SAFETY: as above.
         unsafe {
-            (*record).restarting = 1;
+            (*record).state = inflight::RESTARTING;
             (*record).earlier_ns = call.earlier_ns + ns;
         }
         measure(call.key, 0, ns, 0);
         return;
     }
-    let _ = INFLIGHT.remove(thread);
+    // SAFETY: as above.
+    unsafe { (*record).state = inflight::IDLE };
     let bytes = match (ret >= 0, call.size_at) {
         (false, _) => 0,
         (true, 0) => call.bytes,

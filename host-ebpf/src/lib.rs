@@ -8,7 +8,7 @@
 
 /// Bumped whenever a map's key, value or meaning changes: an agent finding
 /// pinned maps of another layout replaces them instead of adopting them.
-pub const LAYOUT_VERSION: u32 = 6;
+pub const LAYOUT_VERSION: u32 = 7;
 
 /// The kernel function every DRM and accel driver routes ioctls through.
 /// Drivers outside DRM have their own entries, which the vendor plugins
@@ -81,8 +81,10 @@ pub mod map {
     /// [`CountKey`](super::CountKey) -> [`CountValue`](super::CountValue),
     /// one value for all CPUs, added to atomically.
     pub const COUNTS: &str = "COUNTS";
-    /// Thread id (`pid_tgid`) -> [`Inflight`](super::Inflight): the counted
-    /// call a thread is inside, from the entry program to the exit one.
+    /// Task-local storage of [`Inflight`](super::Inflight): the counted
+    /// call each thread is inside, from the entry program to the exit
+    /// one. Created by the agent (the kernel needs BTF for it), kept in
+    /// the thread, freed with it.
     pub const INFLIGHT: &str = "INFLIGHT";
     /// [`DurationKey`](super::DurationKey) -> per-CPU `u64` calls: the
     /// log2 histogram of call durations per device node and kind.
@@ -356,8 +358,20 @@ impl CountValue {
     }
 }
 
-/// The counted call a thread is inside: kept by the entry program, taken
-/// by the exit program.
+/// The [`Inflight::state`] of a thread's record.
+pub mod inflight {
+    /// No call: the thread's last counted call returned.
+    pub const IDLE: u32 = 0;
+    /// Inside a counted call.
+    pub const INSIDE: u32 = 1;
+    /// Its call returned `-ERESTART*`: the thread's next call with the
+    /// same key and argument is its restart, not a new call.
+    pub const RESTARTING: u32 = 2;
+}
+
+/// The counted call a thread is inside: written by the entry program,
+/// concluded by the exit program. Each thread has one record, reused from
+/// call to call.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Inflight {
@@ -377,9 +391,8 @@ pub struct Inflight {
     pub size_width: u32,
     /// See [`kind`].
     pub kind: u32,
-    /// 1 once the call returned `-ERESTART*`: the thread's next call with
-    /// the same key and argument is its restart, not a new call.
-    pub restarting: u32,
+    /// See [`inflight`].
+    pub state: u32,
     /// Padding, zero.
     pub pad: u32,
 }
@@ -453,7 +466,7 @@ pub enum Loss {
     /// A counted call whose return could not be measured, so its result,
     /// time and bytes are missing: the kernel skipped the exit program
     /// (found when the same thread makes its next counted call), or the
-    /// INFLIGHT table was full.
+    /// kernel had no memory for the thread's in-flight record.
     Unmeasured = 2,
     /// A call's duration could not be put in the histogram (DURATIONS
     /// full); its counters have it.

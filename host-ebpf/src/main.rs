@@ -6,13 +6,14 @@
 //!
 //! The fast path is two hash lookups that almost always miss: a call on a
 //! device that is not an accelerator, or with an ioctl number its vendor
-//! does not count, returns after them, and its exit after one more miss
-//! (a kprobe session runs no exit for it at all).
+//! does not count, returns after them, and its exit after finding its
+//! thread's record idle or absent (a kprobe session runs no exit for it
+//! at all).
 //! A counted call adds one to its counter atomically as it enters (and
 //! one to its remote count if the calling CPU's NUMA node is not the
-//! device's) and leaves its start time per thread; as it returns, the exit
-//! program adds
-//! its result, time and bytes. Only a key never seen before costs more (an
+//! device's) and writes its start time in its thread's record (task
+//! storage: no hash insert or delete per call); as it returns, the exit
+//! program adds its result, time and bytes. Only a key never seen before costs more (an
 //! insert and a note on the ring buffer, without waking the agent).
 //!
 //! A counter is one value shared by all CPUs, not one per CPU: a scrape
@@ -32,16 +33,15 @@ use core::intrinsics::{AtomicOrdering, atomic_xadd};
 
 use aya_ebpf::{
     bindings::{BPF_F_NO_PREALLOC, BPF_NOEXIST},
-    helpers::{
-        bpf_get_current_cgroup_id, bpf_get_current_pid_tgid, bpf_get_numa_node_id, bpf_ktime_get_ns,
-    },
+    helpers::{bpf_get_current_cgroup_id, bpf_get_numa_node_id, bpf_ktime_get_ns},
     macros::map,
     maps::{Array, HashMap, PerCpuArray, PerCpuHashMap, RingBuf},
 };
 use kubenpu_ebpf::{
     CountKey, CountValue, DURATION_BUCKETS, DurationKey, Inflight, Layout, Loss, NO_NUMA_NODE,
-    OwnerRecord,
+    OwnerRecord, inflight,
 };
+use task_storage::TaskStorage;
 
 mod dump;
 mod exit;
@@ -51,6 +51,7 @@ mod names;
 mod object;
 mod session;
 mod size;
+mod task_storage;
 
 /// Default capacity of the counters; the agent may change it.
 const DEFAULT_MAX_COUNTERS: u32 = 16384;
@@ -58,8 +59,6 @@ const DEFAULT_MAX_COUNTERS: u32 = 16384;
 const NOTES_BYTES: u32 = 256 * 1024;
 /// No wakeup per note: the agent drains on a short timer instead.
 const BPF_RB_NO_WAKEUP: u64 = 1;
-/// Threads inside a counted call at once.
-const MAX_INFLIGHT: u32 = 16384;
 /// Device nodes × kinds × buckets in use: a few thousand on a large node.
 const MAX_DURATION_KEYS: u32 = 8192;
 
@@ -75,10 +74,11 @@ static LAYOUT: Array<Layout> = Array::pinned(1, 0);
 /// counts so a restart forgets neither. Allocated as entries come.
 #[map]
 static OWNERS: HashMap<u64, OwnerRecord> = HashMap::pinned(DEFAULT_MAX_COUNTERS, BPF_F_NO_PREALLOC);
-/// The counted call each thread is inside. Pinned, so a call that entered
-/// under one agent's program is finished by its successor's.
+/// The counted call each thread is inside, kept in the thread. Pinned, so
+/// a call that entered under one agent's program is finished by its
+/// successor's.
 #[map]
-static INFLIGHT: HashMap<u64, Inflight> = HashMap::pinned(MAX_INFLIGHT, 0);
+static INFLIGHT: TaskStorage<Inflight> = TaskStorage::pinned();
 /// Call durations per device node, kind and log2 bucket. Allocated as
 /// buckets are first used: per-CPU values on a 256-CPU node are costly.
 #[map]
@@ -102,47 +102,51 @@ fn enter(call: &filter::Call, kept: &filter::Kept) {
         dev: call.rdev,
         nr: kept.nr,
     };
-    let thread = bpf_get_current_pid_tgid();
+    let Some(record) = INFLIGHT.current_or_new() else {
+        // No memory for the thread's record: counted, not measured.
+        count(key, kept.numa_node);
+        lose(Loss::Unmeasured);
+        return;
+    };
+    // SAFETY: this thread's record, copied out; only this thread writes it.
+    let previous = unsafe { *record };
     let mut earlier_ns = 0;
-    // SAFETY: a map value of this thread's, copied out.
-    match unsafe { INFLIGHT.get(thread) } {
+    match previous.state {
         // The kernel restarts a call a signal interrupted with the same
         // arguments (and libdrm retries one that returned EINTR): one call.
-        Some(previous)
-            if previous.restarting != 0 && previous.key == key && previous.arg == call.arg =>
-        {
+        inflight::RESTARTING if previous.key == key && previous.arg == call.arg => {
             earlier_ns = previous.earlier_ns;
         }
         // The interrupted call was not run again: the caller got EINTR
         // and moved on. It failed.
-        Some(previous) if previous.restarting != 0 => {
-            exit::conclude(previous, 1, 0, 0);
+        inflight::RESTARTING => {
+            exit::conclude(&previous, 1, 0, 0);
             count(key, kept.numa_node);
         }
         // The exit of this thread's previous call never ran.
-        Some(_) => {
+        inflight::INSIDE => {
             lose(Loss::Unmeasured);
             count(key, kept.numa_node);
         }
-        None => count(key, kept.numa_node),
+        _ => count(key, kept.numa_node),
     }
     let (size_at, bytes) = size::at_entry(call, entry);
-    let inflight = Inflight {
-        key,
-        arg: call.arg,
-        // SAFETY: a helper without arguments.
-        start_ns: unsafe { bpf_ktime_get_ns() },
-        earlier_ns,
-        size_at,
-        bytes,
-        size_width: u32::from(entry.size_width),
-        kind: entry.kind,
-        restarting: 0,
-        pad: 0,
+    // SAFETY: as above.
+    unsafe {
+        *record = Inflight {
+            key,
+            arg: call.arg,
+            // SAFETY: a helper without arguments.
+            start_ns: bpf_ktime_get_ns(),
+            earlier_ns,
+            size_at,
+            bytes,
+            size_width: u32::from(entry.size_width),
+            kind: entry.kind,
+            state: inflight::INSIDE,
+            pad: 0,
+        }
     };
-    if INFLIGHT.insert(thread, inflight, 0).is_err() {
-        lose(Loss::Unmeasured);
-    }
 }
 
 /// Counts one call of `key` on a device of NUMA node `device_node`, and

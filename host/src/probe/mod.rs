@@ -7,6 +7,7 @@
 mod btf;
 mod dump;
 mod hook;
+mod inflight;
 mod kfunc;
 mod lease;
 mod names;
@@ -215,6 +216,7 @@ impl Probe {
         })?;
         let fresh_maps = pins::prepare(&config)?;
         let maps_dir = pins::maps_dir(&config.pin_dir);
+        inflight::ensure(&maps_dir)?;
         let cpus = syscall::possible_cpus()
             .map_err(|e| ProbeError::Other(format!("cannot read the possible CPUs: {e}")))?;
         let possible_cpus = cpus as u32;
@@ -227,7 +229,9 @@ impl Probe {
             // Every named cgroup has at least one counter.
             .map_max_entries(map::OWNERS, config.max_counters)
             .map_max_entries(map::NAMES, config.max_counters)
-            .default_map_pin_directory(&maps_dir);
+            .default_map_pin_directory(&maps_dir)
+            // INFLIGHT, task storage, is made above: aya only adopts it.
+            .allow_unsupported_maps();
         cgroup_names.set(&mut loader);
         let mut ebpf = phases
             .time("object and maps", || loader.load(OBJECT))

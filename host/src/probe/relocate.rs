@@ -59,7 +59,9 @@ pub fn map_fd(map: &Map) -> Result<i32, ProbeError> {
         | Map::LruHashMap(d)
         | Map::PerCpuHashMap(d)
         | Map::PerCpuArray(d)
-        | Map::RingBuf(d) => d,
+        | Map::RingBuf(d)
+        // INFLIGHT, task storage, which aya has no type for.
+        | Map::Unsupported(d) => d,
         _ => {
             return Err(ProbeError::Other(
                 "the object has a map of an unexpected type".into(),

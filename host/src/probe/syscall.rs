@@ -1,8 +1,9 @@
 //! The few `bpf(2)` commands aya 0.14 does not offer: finding a kernel
 //! module's BTF object, loading a program with attach attributes aya
 //! cannot set, kprobe.multi links, pinning by fd, reading a program's
-//! miss counter and which program a pinned link runs, and reading or
-//! folding a counter map (one value per key, or one per CPU) in batches.
+//! miss counter and which program a pinned link runs, reading or folding
+//! a counter map (one value per key, or one per CPU) in batches, and
+//! creating a task storage map with the BTF it needs.
 //!
 //! Every command is built on the kernel's own `union bpf_attr` (aya-obj's
 //! bindings). The one unsafe call, [`bpf`], is private; each public
@@ -21,8 +22,8 @@ use std::{
 };
 
 use aya_obj::generated::{
-    bpf_attach_type, bpf_attr, bpf_btf_info, bpf_cmd, bpf_insn, bpf_map_info, bpf_map_type,
-    bpf_prog_info, bpf_prog_type,
+    bpf_attach_type, bpf_attr, bpf_attr__bindgen_ty_1, bpf_btf_info, bpf_cmd, bpf_insn,
+    bpf_map_info, bpf_map_type, bpf_prog_info, bpf_prog_type,
 };
 
 /// Plain kernel structs: every bit pattern, all zeroes included, is valid.
@@ -31,6 +32,7 @@ impl Plain for bpf_attr {}
 impl Plain for bpf_btf_info {}
 impl Plain for bpf_map_info {}
 impl Plain for bpf_prog_info {}
+impl Plain for bpf_attr__bindgen_ty_1 {}
 
 /// A zeroed kernel struct: what every command expects in the fields it
 /// does not use.
@@ -333,6 +335,45 @@ pub fn pin(fd: BorrowedFd<'_>, path: &Path) -> io::Result<()> {
     attr.__bindgen_anon_4.bpf_fd = fd.as_raw_fd() as u32;
     // SAFETY: a NUL-terminated path that outlives the call.
     unsafe { bpf(bpf_cmd::BPF_OBJ_PIN, &mut attr) }.map(drop)
+}
+
+/// Loads the raw BTF `blob` (types and strings) into the kernel.
+pub fn load_btf(blob: &[u8]) -> io::Result<OwnedFd> {
+    let mut attr: bpf_attr = zeroed();
+    attr.__bindgen_anon_7.btf = blob.as_ptr() as u64;
+    attr.__bindgen_anon_7.btf_size = blob.len() as u32;
+    // SAFETY: the blob outlives the call, and its size is its own.
+    unsafe { bpf(bpf_cmd::BPF_BTF_LOAD, &mut attr) }.map(owned)
+}
+
+/// Creates a task-local storage map named `name` of `value_size`-byte
+/// values, its 4-byte key and its value described by types `key_type`
+/// and `value_type` of `btf` (the kernel makes no such map without).
+pub fn task_storage_map(
+    name: &str,
+    value_size: u32,
+    btf: BorrowedFd<'_>,
+    key_type: u32,
+    value_type: u32,
+) -> io::Result<OwnedFd> {
+    let mut attr: bpf_attr = zeroed();
+    let mut map_name = [0; 16];
+    for (slot, byte) in map_name.iter_mut().zip(name.bytes().take(15)) {
+        *slot = byte as _;
+    }
+    attr.__bindgen_anon_1 = bpf_attr__bindgen_ty_1 {
+        map_type: bpf_map_type::BPF_MAP_TYPE_TASK_STORAGE as u32,
+        key_size: 4,
+        value_size,
+        map_flags: aya_obj::generated::BPF_F_NO_PREALLOC,
+        btf_fd: btf.as_raw_fd() as u32,
+        btf_key_type_id: key_type,
+        btf_value_type_id: value_type,
+        map_name,
+        ..zeroed()
+    };
+    // SAFETY: no pointers; the BTF fd is open for the call.
+    unsafe { bpf(bpf_cmd::BPF_MAP_CREATE, &mut attr) }.map(owned)
 }
 
 /// Opens the BPF object pinned at `path`.

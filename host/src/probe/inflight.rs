@@ -1,0 +1,114 @@
+//! The INFLIGHT map, made by the agent: task-local storage (one record per
+//! thread, kept in the thread and freed with it), which the kernel creates
+//! only with BTF describing its key and value. The object's legacy map
+//! definition carries none, so the agent describes them itself, in three
+//! types, and pins the map where aya then adopts it by name.
+
+use std::{io, mem::size_of, os::fd::AsFd as _, path::Path};
+
+use kubenpu_ebpf::{Inflight, map};
+
+use super::{ProbeError, Stage, syscall};
+
+/// The key's type in [`btf`]: `int`, as the kernel requires of local
+/// storage.
+const KEY_TYPE: u32 = 1;
+/// A byte, the array's element.
+const BYTE_TYPE: u32 = 2;
+/// The value's type: an array of as many bytes as a record has.
+const VALUE_TYPE: u32 = 3;
+
+/// Creates and pins the map under `maps_dir`, unless it is pinned there
+/// already (adopted with the other maps).
+pub fn ensure(maps_dir: &Path) -> Result<(), ProbeError> {
+    let path = maps_dir.join(map::INFLIGHT);
+    if path.exists() {
+        return Ok(());
+    }
+    let failed = |what: &str, e: io::Error| {
+        ProbeError::classify(
+            &e,
+            Stage::Load,
+            format!(
+                "cannot {what} the in-flight calls' task storage map: {e} (task storage needs Linux 5.11)"
+            ),
+            ProbeError::Other,
+        )
+    };
+    let value_size = size_of::<Inflight>() as u32;
+    let btf = syscall::load_btf(&btf(value_size)).map_err(|e| failed("describe", e))?;
+    let storage =
+        syscall::task_storage_map(map::INFLIGHT, value_size, btf.as_fd(), KEY_TYPE, VALUE_TYPE)
+            .map_err(|e| failed("create", e))?;
+    syscall::pin(storage.as_fd(), &path).map_err(|e| ProbeError::Pin {
+        path: path.display().to_string(),
+        error: e.to_string(),
+    })
+}
+
+/// Raw BTF of three types: `int` ([`KEY_TYPE`]), `unsigned char`
+/// ([`BYTE_TYPE`]) and `unsigned char[value_size]` ([`VALUE_TYPE`]).
+fn btf(value_size: u32) -> Vec<u8> {
+    const MAGIC: u16 = 0xeb9f;
+    const HEADER_LEN: u32 = 24;
+    const KIND_INT: u32 = 1 << 24;
+    const KIND_ARRAY: u32 = 3 << 24;
+    const SIGNED: u32 = 1 << 24;
+    const STRINGS: &[u8] = b"\0int\0unsigned char\0";
+    let types: Vec<u32> = vec![
+        // int: name at 1, 4 bytes, 32 signed bits.
+        1,
+        KIND_INT,
+        4,
+        SIGNED | 32,
+        // unsigned char: name at 5, 1 byte, 8 bits.
+        5,
+        KIND_INT,
+        1,
+        8,
+        // unsigned char[value_size], indexed by int.
+        0,
+        KIND_ARRAY,
+        0,
+        BYTE_TYPE,
+        KEY_TYPE,
+        value_size,
+    ];
+    let types_len = (types.len() * 4) as u32;
+    let mut blob = Vec::new();
+    blob.extend_from_slice(&MAGIC.to_ne_bytes());
+    blob.extend_from_slice(&[1, 0]); // version 1, no flags
+    for word in [HEADER_LEN, 0, types_len, types_len, STRINGS.len() as u32] {
+        blob.extend_from_slice(&word.to_ne_bytes());
+    }
+    for word in types {
+        blob.extend_from_slice(&word.to_ne_bytes());
+    }
+    blob.extend_from_slice(STRINGS);
+    blob
+}
+
+#[cfg(test)]
+mod tests {
+    use aya_obj::btf::{Btf, BtfKind};
+
+    use super::*;
+
+    #[test]
+    fn the_description_parses_as_btf_with_the_types_at_their_ids() {
+        let blob = btf(72);
+        let parsed = Btf::parse(&blob, Default::default()).expect("valid BTF");
+        assert_eq!(
+            parsed.id_by_type_name_kind("int", BtfKind::Int).unwrap(),
+            KEY_TYPE
+        );
+        assert_eq!(
+            parsed
+                .id_by_type_name_kind("unsigned char", BtfKind::Int)
+                .unwrap(),
+            BYTE_TYPE
+        );
+        // Re-encoded whole: the header's lengths are the sections' own.
+        assert_eq!(parsed.to_bytes(), blob);
+    }
+}
