@@ -13,8 +13,9 @@
 //! one to its remote count if the calling CPU's NUMA node is not the
 //! device's) and writes its start time in its thread's record (task
 //! storage: no hash insert or delete per call); as it returns, the exit
-//! program adds its result, time and bytes. Only a key never seen before costs more (an
-//! insert and a note on the ring buffer, without waking the agent).
+//! program adds its result, time and bytes. Only a key never seen before
+//! costs more (an insert and a note on the ring buffer, without waking
+//! the agent).
 //!
 //! A counter is one value shared by all CPUs, not one per CPU: a scrape
 //! then reads 40 bytes per key whatever the node's CPU count (per-CPU

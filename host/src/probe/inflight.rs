@@ -30,7 +30,7 @@ pub fn ensure(maps_dir: &Path) -> Result<(), ProbeError> {
             &e,
             Stage::Load,
             format!(
-                "cannot {what} the in-flight calls' task storage map: {e} (task storage needs Linux 5.11)"
+                "cannot {what} the in-flight calls' task storage map: {e} (it needs Linux 5.13 or newer)"
             ),
             ProbeError::Other,
         )
