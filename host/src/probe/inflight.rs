@@ -25,25 +25,34 @@ pub fn ensure(maps_dir: &Path) -> Result<(), ProbeError> {
     if path.exists() {
         return Ok(());
     }
-    let failed = |what: &str, e: io::Error| {
-        ProbeError::classify(
-            &e,
-            Stage::Load,
-            format!(
-                "cannot {what} the in-flight calls' task storage map: {e} (it needs Linux 5.13 or newer)"
-            ),
-            ProbeError::Other,
-        )
-    };
     let value_size = size_of::<Inflight>() as u32;
-    let btf = syscall::load_btf(&btf(value_size)).map_err(|e| failed("describe", e))?;
+    let btf = syscall::load_btf(&btf(value_size)).map_err(|e| failure("describe", &e))?;
     let storage =
         syscall::task_storage_map(map::INFLIGHT, value_size, btf.as_fd(), KEY_TYPE, VALUE_TYPE)
-            .map_err(|e| failed("create", e))?;
+            .map_err(|e| failure("create", &e))?;
     syscall::pin(storage.as_fd(), &path).map_err(|e| ProbeError::Pin {
         path: path.display().to_string(),
         error: e.to_string(),
     })
+}
+
+/// Why the map could not be described or created, and what to do: a
+/// refusal for privilege gets the agent's advice on capabilities, EINVAL
+/// or ENOTSUPP (a kernel without task storage for tracing programs, or
+/// without its BTF checks) the kernel it needs.
+fn failure(what: &str, e: &io::Error) -> ProbeError {
+    let hint = match e.raw_os_error() {
+        Some(libc::EINVAL | libc::EOPNOTSUPP | syscall::ENOTSUPP) => {
+            " (task storage for tracing programs needs Linux 5.13 or newer)"
+        }
+        _ => "",
+    };
+    ProbeError::classify(
+        e,
+        Stage::Load,
+        format!("cannot {what} the in-flight calls' task storage map: {e}{hint}"),
+        ProbeError::Other,
+    )
 }
 
 /// Raw BTF of three types: `int` ([`KEY_TYPE`]), `unsigned char`
@@ -110,5 +119,19 @@ mod tests {
         );
         // Re-encoded whole: the header's lengths are the sections' own.
         assert_eq!(parsed.to_bytes(), blob);
+    }
+
+    #[test]
+    fn an_old_kernel_is_named_and_a_refusal_is_a_matter_of_privilege() {
+        let old = failure("create", &io::Error::from_raw_os_error(libc::EINVAL));
+        assert!(matches!(old, ProbeError::Other(_)), "{old:?}");
+        assert!(
+            old.to_string().ends_with("needs Linux 5.13 or newer)"),
+            "{old}"
+        );
+        let refused = failure("describe", &io::Error::from_raw_os_error(libc::EPERM));
+        assert!(matches!(refused, ProbeError::Permission(_)), "{refused:?}");
+        assert!(refused.to_string().contains("CAP_BPF"), "{refused}");
+        assert!(!refused.to_string().contains("5.13"), "{refused}");
     }
 }

@@ -710,8 +710,8 @@ pub fn summed_counters_with_room<K: aya::Pod, V: CounterValue>(
 }
 
 /// The kernel's internal "operation not supported", which `bpf(2)` returns
-/// for a map type without batched operations, and for a trampoline the
-/// architecture cannot build.
+/// for a map type without batched operations, for a trampoline the
+/// architecture cannot build, and for a map type the kernel lacks.
 pub(super) const ENOTSUPP: i32 = 524;
 
 #[cfg(test)]
