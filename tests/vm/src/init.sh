@@ -39,8 +39,24 @@ fi
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 shared /shared || fail "mount the shared directory"
 cd /shared
 echo "@NONCE@ begin"
+# A command still running shortly before the host stops the guest: each
+# process's threads, and kernel threads in uninterruptible sleep, with
+# their state and kernel stack, so that a hang says where it waits.
+(
+  sleep @DUMP_AFTER@
+  echo "@NONCE@ hung: still running after @DUMP_AFTER@ s; its tasks:"
+  for task in /proc/[0-9]*/task/[0-9]*; do
+    state=$(grep '^State:' "$task/status" 2>/dev/null) || continue
+    readlink "${task%/task/*}/exe" > /dev/null || [ "${state#*D (}" != "$state" ] || continue
+    echo "$task $(cat "$task/comm") $state wchan=$(cat "$task/wchan")"
+    sed 's/^/    /' "$task/stack"
+  done
+) &
+DUMP=$!
 /bin/sh /etc/kubenpu-vm/command.sh
-echo "@NONCE@ exit $?"
+status=$?
+kill $DUMP 2>/dev/null
+echo "@NONCE@ exit $status"
 cd /
 sync
 umount /shared

@@ -33,6 +33,9 @@ pub struct Contents<'a> {
     pub command: &'a str,
     /// The marker the init prints before its status lines.
     pub nonce: &'a str,
+    /// When init dumps the tasks of a command still running: shortly
+    /// before the host's timeout.
+    pub dump_after: std::time::Duration,
 }
 
 /// Builds the initramfs as newc cpio bytes.
@@ -43,7 +46,9 @@ pub fn build(contents: &Contents<'_>) -> Result<Vec<u8>> {
     archive.file(
         "/init",
         0o755,
-        INIT.replace("@NONCE@", contents.nonce).as_bytes(),
+        INIT.replace("@NONCE@", contents.nonce)
+            .replace("@DUMP_AFTER@", &contents.dump_after.as_secs().to_string())
+            .as_bytes(),
     );
     archive.file(COMMAND_PATH, 0o644, contents.command.as_bytes());
 

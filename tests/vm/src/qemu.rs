@@ -216,6 +216,9 @@ impl Vm {
             files: &self.files,
             command,
             nonce: &nonce,
+            // The guest's clock starts after its boot: what is left of the
+            // timeout covers the boot and the dump.
+            dump_after: self.timeout * 17 / 20,
         })?;
 
         let scratch = tempfile::tempdir()?;
@@ -247,7 +250,7 @@ impl Vm {
                     "{cause:#} (running {command:?} on the {} kernel {}); last console lines:\n{}",
                     self.kernel,
                     image.release,
-                    transcript.tail()
+                    transcript.tail(&nonce)
                 )
             })
     }
@@ -453,8 +456,13 @@ struct Transcript {
 }
 
 impl Transcript {
-    fn tail(&self) -> String {
-        self.lines[self.lines.len().saturating_sub(TAIL_LINES)..].join("\n")
+    /// The last lines of the console, or, where init dumped the tasks of
+    /// a command that hung, everything from the dump on.
+    fn tail(&self, nonce: &str) -> String {
+        let from = self
+            .marked(nonce, "hung:")
+            .unwrap_or(self.lines.len().saturating_sub(TAIL_LINES));
+        self.lines[from..].join("\n")
     }
 
     /// The first line init marked with `what`.
@@ -536,5 +544,20 @@ mod tests {
         assert!(transcript(&["booting", panic]).panicked_before("N0NCE"));
         assert!(!transcript(&["N0NCE begin", panic]).panicked_before("N0NCE"));
         assert!(!transcript(&["booting", "N0NCE setup-failed: no 9p"]).panicked_before("N0NCE"));
+    }
+
+    #[test]
+    fn a_hung_command_shows_the_whole_task_dump_else_the_last_lines() {
+        let mut lines = vec![
+            "N0NCE begin",
+            "N0NCE hung: still running after 153 s; its tasks:",
+        ];
+        let stacks = ["    [<0>] do_wait+0x5d/0x140"; 60];
+        lines.extend(stacks);
+        let hung = transcript(&lines).tail("N0NCE");
+        assert!(hung.starts_with("N0NCE hung:"), "{hung}");
+        assert_eq!(hung.lines().count(), 61);
+        let quiet = transcript(&["N0NCE begin"; 60]).tail("N0NCE");
+        assert_eq!(quiet.lines().count(), super::TAIL_LINES);
     }
 }
