@@ -20,6 +20,7 @@ use tokio::{
 use tracing::{debug, info, warn};
 
 use crate::{
+    admission::{self, Admissions, Held},
     allocation::{self, Allocation, reader::Report as AllocationReport},
     attribution::{
         Attributor, Named,
@@ -153,6 +154,7 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
             .then(|| fdinfo::Reader::new(config.proc_root.clone())),
         allocation: None,
         policy: (!config.no_allocation).then_some(policy),
+        admissions: None,
         absent_char_devices: Vec::new(),
     };
     phases.time("restore and tables", || {
@@ -168,6 +170,14 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
         let (allocation, reports) = Allocation::start(allocation::settings(&config), topology);
         agent.allocation = Some(allocation);
         Some(reports)
+    };
+    let mut arrivals = if agent.policy.as_ref().is_some_and(Policy::wants_checks) {
+        start_admission(&config, &cgroup_root).map(|(admissions, arrivals)| {
+            agent.admissions = Some(admissions);
+            arrivals
+        })
+    } else {
+        None
     };
 
     let (vendor_tx, mut vendor_rx) = mpsc::unbounded_channel();
@@ -210,10 +220,14 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
         tokio::select! {
             _ = terminate.recv() => break,
             _ = interrupt.recv() => break,
-            _ = drain.tick() => agent.drain(),
+            _ = drain.tick() => {
+                agent.drain();
+                agent.settle();
+            }
             Some(report) = reports.recv() => agent.report(report),
             Some(report) = next(&mut allocation_reports) => agent.take_allocation(report),
             Some(reading) = next(&mut policy_files) => agent.take_policy_file(reading),
+            Some(held) = next(&mut arrivals) => agent.admit(held),
             Some(query) = queries.recv() => {
                 // Unanswered, the request gets 503; the error is counted.
                 if let Some(snapshot) = agent.snapshot() {
@@ -258,6 +272,10 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
         }
     }
     ready.store(false, Ordering::Release);
+    if agent.admissions.is_some() {
+        // Hooks find no agent at once, and let their containers start.
+        let _ = std::fs::remove_file(&config.admission_socket);
+    }
     let _ = stop_server.send(());
     drop(queries);
     let _ = time::timeout(Duration::from_secs(5), server).await;
@@ -287,6 +305,9 @@ struct Agent {
     allocation: Option<Allocation>,
     /// The policy, which rules what the join classified; none without it.
     policy: Option<Policy>,
+    /// Containers the runtime holds at their creation until they are
+    /// ruled; none where the admission socket is not served.
+    admissions: Option<Admissions>,
     /// The claimed character devices without nodes here, as last logged.
     absent_char_devices: Vec<String>,
 }
@@ -481,9 +502,43 @@ impl Agent {
     }
 
     /// Brings the kernel's policy rules in line with what the allocation
-    /// join classified and the policy file.
+    /// join classified and the policy file, and answers for the held
+    /// containers that this rules, or shows will not be ruled.
     fn enforce(&mut self) {
         self.enforce_upto(Step::Tighten);
+        self.settle();
+    }
+
+    /// Holds a container the runtime is creating: its cgroup is named at
+    /// once, through CRI, and [`Agent::settle`] answers once its rule is
+    /// written, or once it is known none will be.
+    fn admit(&mut self, held: Held) {
+        let now = Instant::now();
+        let path = held.path.clone();
+        if let Some(ask) = self
+            .usage
+            .attributor
+            .note(held.cgroup_id, now, || Some(path))
+        {
+            let _ = self.asks.send(ask);
+        }
+        self.save_names();
+        if let Some(admissions) = &mut self.admissions {
+            admissions.hold(held, now);
+        }
+        self.settle();
+    }
+
+    /// Answers for the held containers whose standing is known, and for
+    /// those held longer than `--admission-wait`.
+    fn settle(&mut self) {
+        let (Some(admissions), Some(policy)) = (&mut self.admissions, &self.policy) else {
+            return;
+        };
+        let (usage, allocation) = (&self.usage, self.allocation.as_ref());
+        admissions.settle(Instant::now(), |id, since| {
+            policy.standing(id, since, usage, allocation)
+        });
     }
 
     /// [`Agent::enforce`], with only the writes up to `upto`.
@@ -621,9 +676,41 @@ impl Agent {
             policy: self.policy.as_ref().map(|policy| {
                 let verdicts = policy.wants_checks().then(|| self.probe.verdicts());
                 let verdicts = verdicts.and_then(|v| self.faults.check("scrape", v, log_line));
-                policy.view(verdicts, &self.usage, &self.table)
+                let mut view = policy.view(verdicts, &self.usage, &self.table);
+                view.admissions = self.admissions.as_ref().map(|a| a.outcomes().clone());
+                view
             }),
         })
+    }
+}
+
+/// Serves `kubenpu-oci-hook` on the admission socket, for cgroups under
+/// `cgroup_root`; without it (one line says why), containers are ruled
+/// at their first open.
+fn start_admission(
+    config: &AgentConfig,
+    cgroup_root: &Path,
+) -> Option<(Admissions, mpsc::UnboundedReceiver<Held>)> {
+    match admission::server::bind(&config.admission_socket) {
+        Ok(listener) => {
+            let (tx, rx) = mpsc::unbounded_channel();
+            tokio::spawn(admission::server::serve(
+                listener,
+                cgroup_root.to_owned(),
+                tx,
+            ));
+            info!(
+                "admission: containers kubenpu-oci-hook holds are ruled before they start (socket {})",
+                config.admission_socket.display()
+            );
+            Some((Admissions::new(config.admission_wait), rx))
+        }
+        Err(e) => {
+            warn!(
+                "{e:#}; containers are ruled at their first open of an accelerator, after that call"
+            );
+            None
+        }
     }
 }
 

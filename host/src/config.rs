@@ -131,6 +131,18 @@ pub struct AgentConfig {
     /// in one line and the rules before it stay. No file: no rules.
     #[arg(long, conflicts_with = "no_allocation")]
     pub policy_file: Option<PathBuf>,
+    /// Where the agent answers `kubenpu-oci-hook`, which holds each
+    /// container at its creation until the agent has ruled it, so the
+    /// policy checks its first call (see the README). Served while the
+    /// policy is audit or enforce; nothing listens otherwise, and the hook
+    /// lets containers start at once.
+    #[arg(long, default_value = "/run/kubenpu/admission.sock")]
+    pub admission_socket: PathBuf,
+    /// The longest the agent holds a container at its creation while it
+    /// asks the runtime and kubelet about it; past it, the container
+    /// starts unruled and is ruled at its first open.
+    #[arg(long, default_value = "2s", value_parser = parse_interval)]
+    pub admission_wait: Duration,
     /// How often kubelet's allocations are listed; a listing older than
     /// three intervals is stale, and nothing is classified by it.
     #[arg(long, default_value = "10s", value_parser = parse_interval)]

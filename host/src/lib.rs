@@ -7,8 +7,10 @@
 //! cgroup and [`usage`] folds the counts per pod; [`fdinfo`] adds, where
 //! drivers publish them, engine time and memory per pod; [`allocation`]
 //! joins what kubelet allocated to each container with what it calls, and
-//! [`policy`] rules, in the kernel, what each container may call.
+//! [`policy`] rules, in the kernel, what each container may call, from
+//! its creation on where [`admission`] holds it until then.
 
+pub mod admission;
 pub mod agent;
 pub mod allocation;
 pub mod attribution;

@@ -26,10 +26,10 @@ pub mod reader;
 pub mod resolve;
 
 use std::{
-    collections::{BTreeMap, HashSet},
+    collections::{BTreeMap, HashMap, HashSet},
     path::PathBuf,
     sync::Arc,
-    time::Duration,
+    time::{Duration, Instant},
 };
 
 use tokio::sync::mpsc;
@@ -61,6 +61,11 @@ pub struct Allocation {
     topology: Topology,
     /// Pods asked for since the last listing.
     wanted: HashSet<(String, String)>,
+    /// When the last listing was taken in.
+    listed_at: Option<Instant>,
+    /// Pods a `Get` found kubelet does not list, and when, since the last
+    /// listing.
+    unlisted: HashMap<(String, String), Instant>,
     /// Whether the last call answered.
     up: bool,
     /// Failed calls per reason.
@@ -116,6 +121,8 @@ impl Allocation {
             classified: Classified::new(),
             topology,
             wanted: HashSet::new(),
+            listed_at: None,
+            unlisted: HashMap::new(),
             up: false,
             errors: BTreeMap::new(),
             logged: None,
@@ -148,8 +155,14 @@ impl Allocation {
                 }
                 self.up = true;
                 self.wanted.clear();
+                self.unlisted.clear();
+                self.listed_at = Some(Instant::now());
                 self.listing = Some(listing);
                 self.resolve(table, usage);
+            }
+            Report::Unlisted(pod) => {
+                self.unlisted
+                    .insert((pod.namespace, pod.name), Instant::now());
             }
             Report::Failed { reason, message } => {
                 self.up = false;
@@ -217,6 +230,17 @@ impl Allocation {
                 name: owner.pod.clone(),
             });
         }
+    }
+
+    /// Whether kubelet has spoken of `owner`'s pod since `since`, or
+    /// cannot: a container it did not classify then is not classified
+    /// from what kubelet says now. kubelet allocates a pod's devices at
+    /// its admission, before any of its containers exists.
+    pub fn spoke_since(&self, owner: &Owner, since: Instant) -> bool {
+        let pod = (owner.namespace.clone(), owner.pod.clone());
+        !self.up
+            || self.listed_at.is_some_and(|at| at >= since)
+            || self.unlisted.get(&pod).is_some_and(|&at| at >= since)
     }
 
     /// Follows the sweep: `from`'s counters moved onto `into`'s. The

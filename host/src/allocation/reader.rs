@@ -61,6 +61,8 @@ pub struct Listing {
 pub enum Report {
     /// A new listing, after a `List` or a `Get` that changed a pod.
     Listed(Arc<Listing>),
+    /// A `Get` found no such pod: kubelet does not list it (yet).
+    Unlisted(PodName),
     /// A call failed: `reason` is the label it is counted under.
     Failed {
         /// `absent`, `unavailable`, `rate_limited`, `unimplemented` or
@@ -172,7 +174,9 @@ impl Reader {
                 });
                 self.publish().await;
             }
-            Ok(None) => {}
+            Ok(None) => {
+                let _ = self.reports.send(Report::Unlisted(pod));
+            }
             Err(e @ CallError::Unimplemented(_)) => {
                 self.get = false;
                 self.failed(&e);

@@ -66,5 +66,17 @@ pub fn encode(view: &PolicyView, encoder: &mut DescriptorEncoder) -> Result<(), 
         None,
         MetricType::Counter,
     )?)?;
+    if let Some(admissions) = &view.admissions {
+        let mut family = encoder.encode_descriptor(
+            "kubenpu_policy_admissions",
+            "Containers kubenpu-oci-hook held at their creation, by outcome: ruled (its rule was in the kernel before its process started), unruled (the agent rules no such container: outside pods, a namespace that is off, a pod kubelet does not describe) or expired (not ruled within --admission-wait: it started unruled, and is ruled at its first open).",
+            None,
+            MetricType::Counter,
+        )?;
+        for (outcome, containers) in admissions {
+            ConstCounter::new(*containers)
+                .encode(family.encode_family(&[("outcome", *outcome)])?)?;
+        }
+    }
     Ok(())
 }

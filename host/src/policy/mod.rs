@@ -36,7 +36,7 @@ use std::{
     collections::{BTreeMap, BTreeSet, HashSet},
     path::{Path, PathBuf},
     sync::Arc,
-    time::Duration,
+    time::{Duration, Instant},
 };
 
 use kubenpu_ebpf::{grant, mode, rule};
@@ -50,7 +50,8 @@ use self::{
     rules::{Ruling, Rulings, Step, Write},
 };
 use crate::{
-    allocation::join::Classified,
+    admission::Standing,
+    allocation::{Allocation, join::Classified},
     clock,
     device_table::DeviceTable,
     probe::{Probe, ProbeError, Rules, Verdicts},
@@ -365,6 +366,48 @@ impl Policy {
         rulings
     }
 
+    /// Where the container in cgroup `id`, held at its creation since
+    /// `since`, stands: ruled once its rule is written; unruled once it
+    /// is known that no rule will come from what the runtime and kubelet
+    /// say (the join classified it after `since`, or would have).
+    pub fn standing(
+        &self,
+        id: u64,
+        since: Instant,
+        usage: &Usage,
+        allocation: Option<&Allocation>,
+    ) -> Standing {
+        if let Some(&code) = self.written.modes.get(&id) {
+            return Standing::Ruled(PolicyMode::of_code(code).as_str());
+        }
+        let unruled = |why: String| Standing::Unruled(why);
+        if !self.wants_checks() {
+            return unruled("the policy is off".into());
+        }
+        if self.holding {
+            return unruled("the policy file has not been read good yet".into());
+        }
+        let Some(allocation) = allocation else {
+            return unruled("the allocation join is off".into());
+        };
+        let Some(owner) = usage.attributor.owner(id) else {
+            return Standing::Undecided;
+        };
+        if owner.is_outside_pods() {
+            return unruled("the runtime names no container of a pod in its cgroup".into());
+        }
+        if self.mode_of(&owner.namespace).is_none() {
+            return unruled(format!("namespace {} is off", owner.namespace));
+        }
+        if allocation.spoke_since(owner, since) {
+            return unruled(format!(
+                "kubelet does not describe {}/{} container {} fully",
+                owner.namespace, owner.pod, owner.container
+            ));
+        }
+        Standing::Undecided
+    }
+
     /// The kernel's mode code for `namespace`: the file's, else the
     /// node's; `None` where it is off.
     fn mode_of(&self, namespace: &str) -> Option<u32> {
@@ -399,6 +442,7 @@ impl Policy {
                 .collect(),
             refusals,
             lost,
+            admissions: None,
         }
     }
 

@@ -31,6 +31,9 @@ pub struct PolicyView {
     pub refusals: BTreeMap<Verdict, u64>,
     /// Verdicts the kernel could not count.
     pub lost: u64,
+    /// Containers held at their creation, per outcome; `None` where
+    /// nothing listens on the admission socket.
+    pub admissions: Option<BTreeMap<&'static str, u64>>,
 }
 
 /// The labels of one series of audited or refused calls.

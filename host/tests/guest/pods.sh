@@ -10,7 +10,8 @@ WORKLOAD_IMAGE=localhost/kubenpu/workload:test
 start_containerd() {
   [ -e /etc/hosts ] || echo "127.0.0.1 localhost" > /etc/hosts
   [ -e /etc/resolv.conf ] || : > /etc/resolv.conf
-  kubenpu-pods containerd --dir "$CRI_DIR" > /tmp/containerd.log 2>&1 &
+  # OCI_HOOK, if set, is every container's createRuntime hook.
+  kubenpu-pods containerd --dir "$CRI_DIR" ${OCI_HOOK:+--oci-hook "$OCI_HOOK"} > /tmp/containerd.log 2>&1 &
   PODS_PID=$!
   tries=0
   until [ -S "$CRI_SOCKET" ]; do

@@ -21,8 +21,26 @@ impl Containerd {
     /// Starts containerd with everything under `dir` and waits until its
     /// socket answers.
     pub fn start(dir: &Path) -> anyhow::Result<Self> {
+        Self::start_with_hook(dir, &[])
+    }
+
+    /// [`Containerd::start`], with `hook` (a program and its arguments;
+    /// none if empty) run as an OCI `createRuntime` hook for every
+    /// container, as a node's base runtime spec gives it.
+    pub fn start_with_hook(dir: &Path, hook: &[String]) -> anyhow::Result<Self> {
         std::fs::create_dir_all(dir)?;
-        std::fs::write(dir.join("config.toml"), config_toml(dir))?;
+        let base_spec = match hook {
+            [] => None,
+            hook => {
+                let path = dir.join("base-spec.json");
+                std::fs::write(&path, base_spec(hook)?)?;
+                Some(path)
+            }
+        };
+        std::fs::write(
+            dir.join("config.toml"),
+            config_toml(dir, base_spec.as_deref()),
+        )?;
         let mut containerd = Self {
             dir: dir.to_owned(),
             child: None,
@@ -159,6 +177,27 @@ fn root_is_initramfs() -> bool {
     })
 }
 
+/// containerd's default OCI spec (as `ctr oci spec` prints it) with `hook`
+/// added as a `createRuntime` hook: what a node administrator writes to
+/// give every container a hook.
+fn base_spec(hook: &[String]) -> anyhow::Result<String> {
+    let output = Command::new("ctr")
+        .args(["oci", "spec"])
+        .output()
+        .context("cannot run ctr oci spec")?;
+    if !output.status.success() {
+        bail!(
+            "ctr oci spec: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    let mut spec: serde_json::Value = serde_json::from_slice(&output.stdout)?;
+    spec["hooks"] = serde_json::json!({
+        "createRuntime": [{"path": hook[0], "args": hook, "timeout": 30}]
+    });
+    Ok(serde_json::to_string_pretty(&spec)?)
+}
+
 fn socket(dir: &Path) -> PathBuf {
     dir.join("containerd.sock")
 }
@@ -168,9 +207,12 @@ fn socket(dir: &Path) -> PathBuf {
 /// CNI (pods use the host network); `restrict_oom_score_adj` because a VM's
 /// root may lack CAP_SYS_RESOURCE; and no pivot_root when the root is an
 /// initramfs, which cannot be pivoted away from.
-fn config_toml(dir: &Path) -> String {
+fn config_toml(dir: &Path, base_spec: Option<&Path>) -> String {
     let dir = dir.display();
     let no_pivot_root = root_is_initramfs();
+    let base_spec = base_spec.map_or(String::new(), |path| {
+        format!("base_runtime_spec = \"{}\"", path.display())
+    });
     format!(
         r#"version = 2
 root = "{dir}/root"
@@ -186,6 +228,7 @@ state = "{dir}/state"
     default_runtime_name = "runc"
     [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
       runtime_type = "io.containerd.runc.v2"
+      {base_spec}
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         SystemdCgroup = false
         NoPivotRoot = {no_pivot_root}

@@ -2,7 +2,7 @@
 //! script (the VM tests and the demo use it inside the guest).
 //!
 //! ```text
-//! kubenpu-pods containerd --dir D            runs containerd until SIGTERM, then removes every pod
+//! kubenpu-pods containerd --dir D [--oci-hook 'PROGRAM ARGS'] runs containerd until SIGTERM, then removes every pod
 //! kubenpu-pods image --dir D --name N --binary B [--entrypoint ...]
 //! kubenpu-pods pod --dir D --pod NS/NAME/UID --container NAME=COMMAND... [--device P] [--mount H:C] [--privileged]
 //! kubenpu-pods stop --dir D SANDBOX          stops a pod and keeps it, as a finished pod's
@@ -31,6 +31,10 @@ enum Command {
     Containerd {
         #[arg(long)]
         dir: PathBuf,
+        /// An OCI createRuntime hook for every container: the program,
+        /// then its arguments, split at spaces.
+        #[arg(long)]
+        oci_hook: Option<String>,
     },
     /// Build an image of busybox plus binaries (with their libraries) and
     /// import it; also imports the pod sandbox image.
@@ -134,8 +138,12 @@ fn main() -> ExitCode {
 
 async fn run(command: Command) -> anyhow::Result<()> {
     match command {
-        Command::Containerd { dir } => {
-            let containerd = Containerd::start(&dir)?;
+        Command::Containerd { dir, oci_hook } => {
+            let hook: Vec<String> = oci_hook
+                .iter()
+                .flat_map(|hook| hook.split_whitespace().map(str::to_owned))
+                .collect();
+            let containerd = Containerd::start_with_hook(&dir, &hook)?;
             eprintln!(
                 "kubenpu-pods: containerd ready at {}",
                 containerd.socket().display()

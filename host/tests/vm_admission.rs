@@ -1,0 +1,275 @@
+//! Refused from the first call, in the VM on the newest kernel and on
+//! 6.1, against a real containerd whose every container runs
+//! `kubenpu-oci-hook` as its `createRuntime` hook (given in the node's
+//! base runtime spec), with containers created and then started at once,
+//! as kubelet starts them.
+//!
+//! Each of these is refused with EPERM at its very first call, the first
+//! thing its process does, and counted under its own labels: a container
+//! given nothing in a pod given nothing (an open); a sidecar given nothing
+//! beside a container given the device (an open); a container whose first
+//! call is an ioctl on a file another container passed it; the same from
+//! a 32-bit caller (`file_ioctl_compat`). No refusal on a guess: the
+//! container given the device, and a container of a pod kubelet does not
+//! list, make every call. Then a crowd of containers, each refused at its
+//! first call: how many first calls passed (`KUBENPU_ADMISSION_CROWD`
+//! containers, 8 by default; the README's figure is from 200).
+//!
+//! kubelet cannot be installed here: `kubenpu-pods podresources` stands
+//! in for its PodResources server (the real protocol), listing every pod
+//! but `stranger` before its containers are created, as kubelet admits a
+//! pod before it creates its containers.
+
+#[macro_use]
+mod support;
+
+use std::time::Duration;
+
+use kubenpu_prometheus::check_metrics;
+use kubenpu_vm::Kernel;
+use serde_json::{Value, json};
+use support::exposition::{counter, ioctls, label};
+
+/// Calls the container given vgem makes, and the stranger's.
+const GIVEN_CALLS: u64 = 7;
+const STRANGER_CALLS: u64 = 3;
+/// Calls each receiver of a passed file makes on it.
+const PASSED_CALLS: u64 = 4;
+
+/// The crowd's size: `KUBENPU_ADMISSION_CROWD`, else 8.
+fn crowd() -> usize {
+    std::env::var("KUBENPU_ADMISSION_CROWD")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(8)
+}
+
+/// kubelet's answers: `sidecar`'s `main` and `passing`'s `owner` hold vgem
+/// through a DRA claim; every other container of a listed pod holds
+/// nothing. `stranger` is not listed.
+fn state(crowd: usize) -> String {
+    let vgem = json!([{"namespace": "ml", "name": "vgem", "devices": [
+        {"driver": "gpu.kubenpu.test", "pool": "node", "device": "vgem0", "cdi": ["kubenpu.test/gpu=vgem0"]}
+    ]}]);
+    let nothing = |name: &str| json!({"name": name, "devices": []});
+    let pod = |name: &str, containers: Vec<Value>| json!({"namespace": "ml", "name": name, "containers": containers});
+    let given = |name: &str| json!({"name": name, "devices": [], "claims": vgem});
+    let pods = [
+        pod("empty", vec![nothing("main")]),
+        pod("sidecar", vec![given("main"), nothing("side")]),
+        pod(
+            "passing",
+            vec![nothing("recv"), nothing("recv32"), given("owner")],
+        ),
+        pod(
+            "crowd",
+            (1..=crowd).map(|i| nothing(&format!("c{i}"))).collect(),
+        ),
+    ];
+    json!({"pods": pods, "list": "ok", "get": "ok"}).to_string()
+}
+
+fn script(crowd: usize) -> String {
+    // Each container's first accelerator call is the workload's first.
+    let run = |name: &str, command: &str| {
+        format!(
+            "--container \"{name}={command} > /out/{name}.json 2> /out/{name}.err; echo \\$? > /out/{name}.rc; exec sleep 1000000\""
+        )
+    };
+    let open =
+        |name: &str, calls: u64| run(name, &format!("kubenpu-workload $VGEM_RENDER:0x41:{calls}"));
+    let crowd_containers: Vec<String> = (1..=crowd)
+        .map(|i| {
+            let name = format!("c{i}");
+            format!("--container \"{name}=kubenpu-workload $VGEM_RENDER:0x41:1 2> /out/crowd-{name}.err; echo \\$? > /out/crowd-{name}.rc; exec sleep 1000000\"")
+        })
+        .collect();
+    let state = state(crowd);
+    let sidecar = [open("main", GIVEN_CALLS), open("side", 5)].join(" ");
+    let passing = [
+        run(
+            "recv",
+            &format!("kubenpu-workload recv-fd:/sock/a:0x41:{PASSED_CALLS}"),
+        ),
+        run(
+            "recv32",
+            &format!("kubenpu-workload32 recv-fd:/sock/b:0x41:{PASSED_CALLS}"),
+        ),
+        run(
+            "owner",
+            "kubenpu-workload send-fd:/sock/a:$VGEM_RENDER send-fd:/sock/b:$VGEM_RENDER",
+        ),
+    ]
+    .join(" ");
+    let stranger = open("main", STRANGER_CALLS);
+    let crowd_containers = crowd_containers.join(" ");
+    format!(
+        r#"
+        . /pods.sh
+        AGENT_LOG=/shared/agent.log
+        : > $AGENT_LOG
+        echo admission > /proc/sys/kernel/hostname
+        mkdir -p /etc/cdi /tmp/sock
+        echo '{{"cdiVersion":"0.6.0","kind":"kubenpu.test/gpu","devices":[{{"name":"vgem0","containerEdits":{{"deviceNodes":[{{"path":"/dev/dri/renderD129","hostPath":"'$VGEM_RENDER'"}}]}}}}]}}' > /etc/cdi/gpu.json
+        echo '{state}' > /shared/state.json
+        SOCKET=/var/lib/kubelet/pod-resources/kubelet.sock
+        kubenpu-pods podresources --socket $SOCKET --state /shared/state.json --calls /shared/calls > /tmp/kubelet.log 2>&1 &
+        OCI_HOOK="/usr/local/bin/kubenpu-oci-hook --timeout 60s"
+        start_containerd
+        start_agent --cri-socket $CRI_SOCKET --allocation-interval 1s --policy enforce --admission-wait 30s
+        pod() {{
+          name=$1 uid=$2
+          shift 2
+          mkdir -p /shared/$name
+          eval kubenpu-pods pod --dir "$CRI_DIR" --pod ml/$name/$uid --image "$WORKLOAD_IMAGE" \
+            --mount /shared/$name:/out --mount /tmp/sock:/sock --device "$VGEM_RENDER" "$@" \
+            > /tmp/$name.sandbox || {{ tail -20 "$CRI_DIR/containerd.log"; fail "cannot run pod $name"; }}
+        }}
+        pod empty 00000000-0000-4000-8000-000000000001 '{empty}'
+        pod sidecar 00000000-0000-4000-8000-000000000002 '{sidecar}'
+        pod passing 00000000-0000-4000-8000-000000000003 '{passing}'
+        pod stranger 00000000-0000-4000-8000-000000000004 '{stranger}'
+        start=$(date +%s)
+        pod crowd 00000000-0000-4000-8000-000000000005 '{crowd_containers}'
+        echo $(($(date +%s) - start)) > /shared/crowd-seconds
+        for rc in empty/main sidecar/main sidecar/side passing/recv passing/recv32 passing/owner stranger/main; do
+          wait_file /shared/$rc.rc 120
+        done
+        for i in $(seq 1 {crowd}); do wait_file /shared/crowd/crowd-c$i.rc 120; done
+        wait_metrics "the crowd's refusals are not all shown" 'kubenpu_policy_refusals_total{{pod="crowd",namespace="ml",container="c{crowd}"'
+        sleep 1
+        busybox wget -q -O /shared/metrics http://127.0.0.1:8080/metrics
+        stop_agent
+        kill -TERM $PODS_PID
+        "#,
+        empty = open("main", 5),
+    )
+}
+
+on_kernels!([
+    sid => Sid,
+    bookworm => Bookworm
+]: each_container_is_refused_from_its_first_call);
+
+fn each_container_is_refused_from_its_first_call(kernel: Kernel) {
+    let crowd = crowd();
+    let results = support::guest::run_with(
+        kernel,
+        |vm| {
+            let workload32 = std::fs::read(support::guest::workload32()).unwrap();
+            // Under TCG a container starts in about 3 s.
+            let timeout = Duration::from_secs(600 + 5 * crowd as u64);
+            support::guest::with_containerd(vm)
+                .timeout(timeout)
+                .binary(env!("CARGO_BIN_EXE_kubenpu-oci-hook"))
+                .file("/usr/local/bin/kubenpu-workload32", 0o755, workload32)
+        },
+        &script(crowd),
+    );
+    let m = results.file("metrics");
+    check_metrics(&m).unwrap();
+    let log = results.file("agent.log");
+    let refused_open = |name: &str| {
+        let (rc, err) = (
+            results.file(&format!("{name}.rc")),
+            results.file(&format!("{name}.err")),
+        );
+        assert_eq!(rc.trim(), "1", "{name}: {err}\n{log}");
+        assert!(err.contains("Operation not permitted"), "{name}: {err}");
+    };
+    let ran = |name: &str, calls: u64, refused: u64| {
+        let text = results.file(&format!("{name}.json"));
+        let run: Value =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}: {text}"));
+        assert_eq!(
+            (run["calls"].as_u64(), run["refused"].as_u64()),
+            (Some(calls), Some(refused)),
+            "{name}: {run}\n{log}"
+        );
+    };
+    let vgem = m
+        .lines()
+        .find(|l| l.starts_with("kubenpu_device_info{") && l.contains(r#"vendor="vgem""#))
+        .map(|l| label(l, "device"))
+        .unwrap_or_else(|| panic!("no vgem device: {m}"));
+    let refusals = |pod: &str, container: &str, kind: &str, hook: &str| {
+        counter(
+            &m,
+            &format!(
+                r#"kubenpu_policy_refusals_total{{pod="{pod}",namespace="ml",container="{container}",device="{vgem}",vendor="vgem",kind="{kind}",hook="{hook}",rule="allocated-only",action="refused"}}"#
+            ),
+        )
+    };
+
+    // Refused at the open, their first call, under their own labels.
+    refused_open("empty/main");
+    refused_open("sidecar/side");
+    assert_eq!(refusals("empty", "main", "other", "open"), 1, "{m}");
+    assert_eq!(refusals("sidecar", "side", "other", "open"), 1, "{m}");
+    // Refused at each ioctl on a passed file, the first included, from a
+    // 64-bit and a 32-bit caller.
+    ran("passing/recv", PASSED_CALLS, PASSED_CALLS);
+    ran("passing/recv32", PASSED_CALLS, PASSED_CALLS);
+    assert_eq!(
+        refusals("passing", "recv", "submit", "ioctl"),
+        PASSED_CALLS,
+        "{m}"
+    );
+    assert_eq!(
+        refusals("passing", "recv32", "submit", "ioctl_compat"),
+        PASSED_CALLS,
+        "{m}"
+    );
+    // No refusal on a guess: the holder of vgem, and the sender of its
+    // file, from their first call; a pod kubelet does not list, at all.
+    ran("sidecar/main", GIVEN_CALLS, 0);
+    ran("stranger/main", STRANGER_CALLS, 0);
+    let sent = results.file("passing/owner.rc");
+    assert_eq!(sent.trim(), "0", "{}", results.file("passing/owner.err"));
+    let counted = ioctls(&m);
+    assert_eq!(counted.get("sidecar"), Some(&GIVEN_CALLS), "{m}");
+    assert_eq!(counted.get("stranger"), Some(&STRANGER_CALLS), "{m}");
+    assert_eq!(counted.get("empty"), None, "{m}");
+    assert_eq!(counted.get("passing"), None, "{m}");
+
+    // The crowd: every first call refused, none passed.
+    let passed: Vec<usize> = (1..=crowd)
+        .filter(|i| results.file(&format!("crowd/crowd-c{i}.rc")).trim() != "1")
+        .collect();
+    let seconds = results.file("crowd-seconds");
+    eprintln!(
+        "admission on {kernel}: {} of {crowd} first calls passed; the crowd started in {} s",
+        passed.len(),
+        seconds.trim()
+    );
+    assert_eq!(
+        passed,
+        Vec::<usize>::new(),
+        "first calls that passed:\n{log}"
+    );
+    for i in 1..=crowd {
+        assert_eq!(
+            refusals("crowd", &format!("c{i}"), "other", "open"),
+            1,
+            "{m}"
+        );
+    }
+
+    // Each container of a listed pod was ruled before it started; the
+    // stranger's was answered without a wait; sandboxes are not asked.
+    let outcome = |o: &str| {
+        counter(
+            &m,
+            &format!(r#"kubenpu_policy_admissions_total{{outcome="{o}"}}"#),
+        )
+    };
+    assert_eq!(outcome("ruled"), 6 + crowd as u64, "{m}\n{log}");
+    assert_eq!(outcome("unruled"), 1, "{m}");
+    assert_eq!(outcome("expired"), 0, "{m}");
+    assert_eq!(counter(&m, "kubenpu_policy_verdicts_lost_total"), 0, "{m}");
+    assert!(
+        log.contains("admission: containers kubenpu-oci-hook holds are ruled before they start"),
+        "{log}"
+    );
+    assert!(!log.contains("panicked"), "{log}");
+}
