@@ -99,6 +99,9 @@ pub fn kubenpu_policy_open(ctx: LsmContext) -> i32 {
     if grant::mask(granted) != 0 {
         return 0;
     }
+    let Some(ruled) = still_ruled(cgroup_id, ruled) else {
+        return 0;
+    };
     let refused_by = grant::rule(granted);
     verdict(
         cgroup_id,
@@ -165,7 +168,29 @@ fn check_ioctl(ctx: &LsmContext, hook: u8) -> i32 {
     if grant::mask(granted) & grant::bit(kind) != 0 {
         return 0;
     }
+    let Some(ruled) = still_ruled(cgroup_id, ruled) else {
+        return 0;
+    };
     verdict(cgroup_id, rdev, kind, hook, ruled, grant::rule(granted))
+}
+
+/// The mode to judge by, from the cgroup's RULES value read before its
+/// grant (`before`) and read again now: `None` if its rule is gone, audit
+/// unless both reads say enforce. The agent loosens modes before it
+/// narrows grants, so a check that read the mode before a loosening and
+/// the grant after a narrowing would refuse what neither the old rules
+/// nor the new ones refuse; read again after the grant, the mode is the
+/// loosened one. A check never refuses on a mode only one read saw
+/// (`policy::rules`' tests go through every order of reads and writes).
+#[inline(always)]
+fn still_ruled(cgroup_id: u64, before: u32) -> Option<u32> {
+    // SAFETY: map values are only read.
+    let now = unsafe { RULES.get(cgroup_id) }.copied()?;
+    Some(if before == mode::ENFORCE && now == mode::ENFORCE {
+        mode::ENFORCE
+    } else {
+        mode::AUDIT
+    })
 }
 
 /// Whether the agent's lease on the rules runs.

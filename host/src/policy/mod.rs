@@ -39,7 +39,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use kubenpu_ebpf::{grant, mode, rule};
+use kubenpu_ebpf::{mode, rule};
 use tokio::sync::mpsc::{self, UnboundedReceiver};
 use tracing::{info, warn};
 
@@ -435,7 +435,7 @@ impl Policy {
             lsm_available: self.lsm_available,
             file_valid: self.file_valid,
             ruled: self.written.modes.len(),
-            containers: self.ruled_containers(usage),
+            containers: self.ruled_containers(usage, &table.open_to_all()),
             checked: table
                 .claimed()
                 .map(|(device, _)| Arc::from(device.name.as_str()))
@@ -448,7 +448,7 @@ impl Policy {
 
     /// The containers the kernel's rules hold, as last written, with what
     /// each may use and why; cgroups the agent cannot name are left out.
-    fn ruled_containers(&self, usage: &Usage) -> Vec<RuledView> {
+    fn ruled_containers(&self, usage: &Usage, shared: &BTreeSet<Arc<str>>) -> Vec<RuledView> {
         let rulings = rules::rulings_of(&self.written);
         let mut containers: Vec<RuledView> = rulings
             .iter()
@@ -460,15 +460,9 @@ impl Policy {
                     let Some((device, vendor)) = usage.device(node) else {
                         continue;
                     };
-                    let because = if grant::rule(value) == rule::DENY_DEVICE {
-                        Because::Denied
-                    } else if allocated.is_some_and(|a| a.contains(&device)) {
-                        Because::Allocated
-                    } else if self.adopted.contains_key(id) {
-                        Because::Adopted
-                    } else {
-                        Because::Allowed
-                    };
+                    let adopted = self.adopted.contains_key(id);
+                    let because =
+                        Because::of(value, &device, allocated.map(|a| &**a), shared, adopted);
                     grants.entry(device.clone()).or_insert(GrantView {
                         device,
                         vendor,

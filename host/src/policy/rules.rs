@@ -370,4 +370,93 @@ mod tests {
         assert_eq!(allowed_kinds(ALL), ["open", "submit", "alloc", "wait"]);
         assert!(denied_kinds(ALL).is_empty());
     }
+
+    /// What the kernel's check (`host-ebpf`'s `lsm.rs`) does with a call
+    /// of `kind` on node 10 by cgroup 1, reading the mode in `first`, the
+    /// grant in `grant`, then the mode again in `last`: `None` lets it
+    /// through, else the mode it is judged in.
+    fn check(first: &Rules, grant: &Rules, last: &Rules, kind: u32) -> Option<u32> {
+        let before = *first.modes.get(&1)?;
+        let value = grant.grants.get(&grant_key(1, 10)).copied().unwrap_or(0);
+        if grant::mask(value) & grant::bit(kind) != 0 {
+            return None;
+        }
+        let now = *last.modes.get(&1)?;
+        Some(if before == mode::ENFORCE && now == mode::ENFORCE {
+            mode::ENFORCE
+        } else {
+            mode::AUDIT
+        })
+    }
+
+    /// Every mode (none, audit, enforce) and grant (none, or any mask) of
+    /// cgroup 1 on node 10, before and after a change; for each, every
+    /// order of a check's three reads among the writes: a call is refused
+    /// only if the rules before or after refuse it, and one both refuse
+    /// is refused.
+    #[test]
+    fn no_order_of_reads_and_writes_refuses_what_neither_rules_refuse() {
+        let modes = [None, Some(mode::AUDIT), Some(mode::ENFORCE)];
+        let masks = [
+            None,
+            Some(0),
+            Some(grant::bit(kind::OTHER)),
+            Some(grant::ALL),
+        ];
+        let all_rules: Vec<Rules> = modes
+            .iter()
+            .flat_map(|&mode| masks.iter().map(move |&mask| (mode, mask)))
+            .map(|(mode, mask)| {
+                let mut rules = Rules::default();
+                if let Some(mode) = mode {
+                    rules.modes.insert(1, mode);
+                }
+                if let Some(mask) = mask {
+                    let value = grant::value(mask, rule::ALLOCATED_ONLY);
+                    rules.grants.insert(grant_key(1, 10), value);
+                }
+                rules
+            })
+            .collect();
+        let mut orders = 0;
+        for from in &all_rules {
+            for to in &all_rules {
+                // The states the kernel passes through, write by write.
+                let mut states = vec![from.clone()];
+                for write in writes(from, to, Step::Tighten) {
+                    let mut next = states.last().unwrap().clone();
+                    match write {
+                        Write::Grant(key, Some(value)) => next.grants.insert(key, value),
+                        Write::Grant(key, None) => next.grants.remove(&key),
+                        Write::Mode(id, Some(mode)) => next.modes.insert(id, mode),
+                        Write::Mode(id, None) => next.modes.remove(&id),
+                    };
+                    states.push(next);
+                }
+                assert_eq!(states.last(), Some(to));
+                for kind in [kind::OTHER, kind::SUBMIT] {
+                    let refuses =
+                        |rules: &Rules| check(rules, rules, rules, kind) == Some(mode::ENFORCE);
+                    for i in 0..states.len() {
+                        for j in i..states.len() {
+                            for k in j..states.len() {
+                                orders += 1;
+                                let refused = check(&states[i], &states[j], &states[k], kind)
+                                    == Some(mode::ENFORCE);
+                                assert!(
+                                    !refused || refuses(from) || refuses(to),
+                                    "{from:?} -> {to:?}, reads at {i} {j} {k}: refused"
+                                );
+                                assert!(
+                                    refused || !(refuses(from) && refuses(to)),
+                                    "{from:?} -> {to:?}, reads at {i} {j} {k}: let through"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(orders > 1000, "{orders}");
+    }
 }

@@ -2,9 +2,12 @@
 //! containers the kernel's rules hold with what each may use and why, and
 //! the calls the checks audited or refused.
 
-use std::{collections::BTreeMap, sync::Arc};
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    sync::Arc,
+};
 
-use kubenpu_ebpf::{VerdictKey, lsm_hook, mode};
+use kubenpu_ebpf::{VerdictKey, grant, lsm_hook, mode, rule};
 
 use super::{PolicyMode, rule_name};
 use crate::{attribution::Owner, catalog::kind_of_code, usage::Usage};
@@ -113,6 +116,9 @@ pub struct GrantView {
 pub enum Because {
     /// kubelet allocated it the device.
     Allocated,
+    /// No allocator hands the device out (a DMA heap, udmabuf): it is
+    /// open to every container.
+    Shared,
     /// The policy file allows it.
     Allowed,
     /// The policy file denies it the device: the grant allows nothing.
@@ -123,13 +129,66 @@ pub enum Because {
 }
 
 impl Because {
+    /// Why a container has the grant `value` on `device`, given what
+    /// kubelet `allocated` it (if the join spoke for it), the devices
+    /// `shared` with every container, and whether its rules were
+    /// `adopted` from a predecessor.
+    pub fn of(
+        value: u32,
+        device: &str,
+        allocated: Option<&BTreeSet<Arc<str>>>,
+        shared: &BTreeSet<Arc<str>>,
+        adopted: bool,
+    ) -> Self {
+        if grant::rule(value) == rule::DENY_DEVICE {
+            Because::Denied
+        } else if allocated.is_some_and(|a| a.contains(device)) {
+            Because::Allocated
+        } else if shared.contains(device) {
+            Because::Shared
+        } else if adopted {
+            Because::Adopted
+        } else {
+            Because::Allowed
+        }
+    }
+
     /// As `kubenpuctl policy` says it.
     pub fn as_str(self) -> &'static str {
         match self {
             Because::Allocated => "allocated",
+            Because::Shared => "open to every container: no allocator hands it out",
             Because::Allowed => "allowed by the policy file",
             Because::Denied => "denied by the policy file",
             Because::Adopted => "adopted from the previous agent",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shared_device_is_granted_for_being_shared_not_by_the_file() {
+        let set = |names: &[&str]| names.iter().map(|&n| Arc::from(n)).collect();
+        let shared: BTreeSet<Arc<str>> = set(&["virtual/dma_heap/system"]);
+        let allocated: BTreeSet<Arc<str>> = set(&["0000:00:02.0"]);
+        let allows = grant::value(grant::ALL, rule::ALLOCATED_ONLY);
+        let because = |device: &str, adopted: bool| {
+            Because::of(allows, device, Some(&allocated), &shared, adopted)
+        };
+        assert_eq!(because("virtual/dma_heap/system", false), Because::Shared);
+        assert_eq!(because("virtual/dma_heap/system", true), Because::Shared);
+        assert_eq!(because("0000:00:02.0", false), Because::Allocated);
+        assert_eq!(because("faux/vgem", false), Because::Allowed);
+        assert_eq!(because("faux/vgem", true), Because::Adopted);
+        let denied = grant::value(0, rule::DENY_DEVICE);
+        let of = Because::of(denied, "virtual/dma_heap/system", None, &shared, false);
+        assert_eq!(of, Because::Denied);
+        assert_eq!(
+            Because::Shared.as_str(),
+            "open to every container: no allocator hands it out"
+        );
     }
 }

@@ -430,11 +430,13 @@ impl Probe {
         owners::save(&mut self.ebpf, id, record)
     }
 
-    /// Moves the counters of gone cgroup `from` into those of gone cgroup
-    /// `into` (same owner), then forgets `from`'s record: one retired
-    /// cgroup per owner stays in the map, however often it restarts.
+    /// Moves the counters and verdicts of gone cgroup `from` into those of
+    /// gone cgroup `into` (same owner), then forgets `from`'s record: one
+    /// retired cgroup per owner stays in the maps, however often it
+    /// restarts.
     pub fn merge_cgroup(&mut self, from: u64, into: u64) -> Result<(), ProbeError> {
         read::merge_cgroup(&self.ebpf, self.dumps.as_ref().ok(), from, into)?;
+        policy::fold_verdicts(&self.ebpf, &self.verdicts()?.counts, from, Some(into))?;
         names::forget(&mut self.ebpf, from)?;
         owners::remove(&mut self.ebpf, from)
     }
@@ -446,10 +448,11 @@ impl Probe {
         names::path(&self.ebpf, id)
     }
 
-    /// Deletes the counters and the record of gone cgroup `id`, whose
+    /// Deletes the counters, verdicts and record of gone cgroup `id`, whose
     /// grace period is over.
     pub fn remove_cgroup(&mut self, id: u64) -> Result<(), ProbeError> {
         read::remove_cgroup(&self.ebpf, self.dumps.as_ref().ok(), id)?;
+        policy::fold_verdicts(&self.ebpf, &self.verdicts()?.counts, id, None)?;
         names::forget(&mut self.ebpf, id)?;
         owners::remove(&mut self.ebpf, id)
     }

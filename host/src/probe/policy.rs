@@ -310,6 +310,33 @@ pub fn copied_verdicts(ebpf: &Ebpf) -> Result<Verdicts, ProbeError> {
     })
 }
 
+/// Moves the verdicts `counts` holds for gone cgroup `from` onto the same
+/// keys of gone cgroup `into`, or deletes them (`into` is `None`: its
+/// grace is over), as its counters are: no call is judged for either any
+/// more, so the sums are exact, and the map keeps room for live cgroups.
+pub fn fold_verdicts(
+    ebpf: &Ebpf,
+    counts: &[(VerdictKey, u64)],
+    from: u64,
+    into: Option<u64>,
+) -> Result<(), ProbeError> {
+    let aya::maps::Map::HashMap(data) = map(ebpf, map::VERDICTS)? else {
+        return Err(other("no hash map VERDICTS"));
+    };
+    let fd = data.fd().as_fd();
+    for (key, _) in counts.iter().filter(|(key, _)| key.cgroup_id == from) {
+        let taken = syscall::take_counter::<_, u64>(fd, key).map_err(other)?;
+        if let (Some(calls), Some(into)) = (taken, into) {
+            let key = VerdictKey {
+                cgroup_id: into,
+                ..*key
+            };
+            syscall::add_counter(fd, &key, calls).map_err(other)?;
+        }
+    }
+    Ok(())
+}
+
 /// What the checks audited or refused.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Verdicts {

@@ -136,9 +136,20 @@ pub const VENDOR: Vendor = Vendor::of_char_devices(
             // large for _IOC's 14-bit size; those counted here are 32 to
             // 184 bytes, so a client has no need to wrap them.
             //
-            // Not counted: RM_CONTROL, RM_FREE, RM_MAP_MEMORY(_DMA),
-            // RM_DUP_OBJECT and the rest, which neither allocate, submit
-            // nor wait.
+            // Not counted, checked against escape.c's dispatch (and
+            // nv.c's for the non-RM escapes): RM_CONTROL (a multiplexer of
+            // thousands of controls, keyed behind a pointer); RM_FREE,
+            // RM_DUP_OBJECT, RM_SHARE, the exports and imports (handles,
+            // not memory); RM_ALLOC_OBJECT (the legacy object allocation,
+            // with no parameters, so never a memory class);
+            // RM_ALLOC_CONTEXT_DMA2, RM_BIND_CONTEXT_DMA and
+            // RM_MAP_MEMORY(_DMA) (describe or map memory allocated
+            // elsewhere: counting them would count one allocation again);
+            // RM_GET_EVENT_DATA (reads events already pending: it never
+            // blocks; clients wait with poll() on the fd);
+            // WAIT_OPEN_COMPLETE (waits for the driver's own open of the
+            // GPU, not for work); I2C, registry, vblank, diagnostics and
+            // the card, version and interrupt queries.
             key: CommandKey::Number,
             commands: &[
                 // creates an RM object (NVOS21_PARAMETERS, or the 48-byte
@@ -169,6 +180,10 @@ pub const VENDOR: Vendor = Vendor::of_char_devices(
                         Size::after("data.AllocSize.size", 88, 8).when(HEAP_FUNCTION, ALLOC_SIZE),
                     )
                     .argument("NVOS32_PARAMETERS"),
+                // blocks until the client's channels have no work left
+                // (Nv04IdleChannels, with a timeout): the one RM escape
+                // that waits on the device's work
+                Command::wait("NV_ESC_RM_IDLE_CHANNELS", 0x0000_4641),
             ],
         },
         CharDevice {
