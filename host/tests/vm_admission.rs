@@ -36,6 +36,16 @@ const STRANGER_CALLS: u64 = 3;
 /// Calls each receiver of a passed file makes on it.
 const PASSED_CALLS: u64 = 4;
 
+/// Containers per pod of the crowd: each pod is removed once its
+/// containers ran, since every container holds a copy of the image and
+/// the guest's memory holds about 40.
+const BATCH: usize = 10;
+
+/// The crowd's pod of container `i` (from 1).
+fn crowd_pod(i: usize) -> String {
+    format!("crowd-{}", (i - 1) / BATCH + 1)
+}
+
 /// The crowd's size: `KUBENPU_ADMISSION_CROWD`, else 8.
 fn crowd() -> usize {
     std::env::var("KUBENPU_ADMISSION_CROWD")
@@ -46,7 +56,7 @@ fn crowd() -> usize {
 
 /// kubelet's answers: `sidecar`'s `main` and `passing`'s `owner` hold vgem
 /// through a DRA claim; every other container of a listed pod holds
-/// nothing. `stranger` is not listed.
+/// nothing. `stranger` is not listed; the crowd's pods are.
 fn state(crowd: usize) -> String {
     let vgem = json!([{"namespace": "ml", "name": "vgem", "devices": [
         {"driver": "gpu.kubenpu.test", "pool": "node", "device": "vgem0", "cdi": ["kubenpu.test/gpu=vgem0"]}
@@ -54,18 +64,19 @@ fn state(crowd: usize) -> String {
     let nothing = |name: &str| json!({"name": name, "devices": []});
     let pod = |name: &str, containers: Vec<Value>| json!({"namespace": "ml", "name": name, "containers": containers});
     let given = |name: &str| json!({"name": name, "devices": [], "claims": vgem});
-    let pods = [
+    let mut pods = vec![
         pod("empty", vec![nothing("main")]),
         pod("sidecar", vec![given("main"), nothing("side")]),
         pod(
             "passing",
             vec![nothing("recv"), nothing("recv32"), given("owner")],
         ),
-        pod(
-            "crowd",
-            (1..=crowd).map(|i| nothing(&format!("c{i}"))).collect(),
-        ),
     ];
+    for first in (1..=crowd).step_by(BATCH) {
+        let last = (first + BATCH - 1).min(crowd);
+        let containers = (first..=last).map(|i| nothing(&format!("c{i}"))).collect();
+        pods.push(pod(&crowd_pod(first), containers));
+    }
     json!({"pods": pods, "list": "ok", "get": "ok"}).to_string()
 }
 
@@ -78,12 +89,24 @@ fn script(crowd: usize) -> String {
     };
     let open =
         |name: &str, calls: u64| run(name, &format!("kubenpu-workload $VGEM_RENDER:0x41:{calls}"));
-    let crowd_containers: Vec<String> = (1..=crowd)
-        .map(|i| {
-            let name = format!("c{i}");
-            format!("--container \"{name}=kubenpu-workload $VGEM_RENDER:0x41:1 2> /out/crowd-{name}.err; echo \\$? > /out/crowd-{name}.rc; exec sleep 1000000\"")
-        })
-        .collect();
+    // The crowd, a pod at a time: started, its first calls made, removed.
+    let mut crowd_pods = String::new();
+    for first in (1..=crowd).step_by(BATCH) {
+        let last = (first + BATCH - 1).min(crowd);
+        let containers: Vec<String> = (first..=last)
+            .map(|i| format!("--container \"c{i}=kubenpu-workload $VGEM_RENDER:0x41:1 2> /out/crowd-c{i}.err; echo \\$? > /out/crowd-c{i}.rc; exec sleep 1000000\""))
+            .collect();
+        let name = crowd_pod(first);
+        crowd_pods += &format!(
+            "pod {name} 00000000-0000-4000-8000-1{first:011} '{}'\n",
+            containers.join(" ")
+        );
+        crowd_pods += &format!(
+            "for i in $(seq {first} {last}); do wait_file /shared/{name}/crowd-c$i.rc 120; done\n"
+        );
+        crowd_pods +=
+            &format!("kubenpu-pods remove --dir \"$CRI_DIR\" $(cat /tmp/{name}.sandbox)\n");
+    }
     let state = state(crowd);
     let sidecar = [open("main", GIVEN_CALLS), open("side", 5)].join(" ");
     let passing = [
@@ -102,7 +125,6 @@ fn script(crowd: usize) -> String {
     ]
     .join(" ");
     let stranger = open("main", STRANGER_CALLS);
-    let crowd_containers = crowd_containers.join(" ");
     format!(
         r#"
         . /pods.sh
@@ -130,19 +152,19 @@ fn script(crowd: usize) -> String {
         pod passing 00000000-0000-4000-8000-000000000003 '{passing}'
         pod stranger 00000000-0000-4000-8000-000000000004 '{stranger}'
         start=$(date +%s)
-        pod crowd 00000000-0000-4000-8000-000000000005 '{crowd_containers}'
+        {crowd_pods}
         echo $(($(date +%s) - start)) > /shared/crowd-seconds
         for rc in empty/main sidecar/main sidecar/side passing/recv passing/recv32 passing/owner stranger/main; do
           wait_file /shared/$rc.rc 120
         done
-        for i in $(seq 1 {crowd}); do wait_file /shared/crowd/crowd-c$i.rc 120; done
-        wait_metrics "the crowd's refusals are not all shown" 'kubenpu_policy_refusals_total{{pod="crowd",namespace="ml",container="c{crowd}"'
+        wait_metrics "the crowd's refusals are not all shown" 'kubenpu_policy_refusals_total{{pod="{last_pod}",namespace="ml",container="c{crowd}"'
         sleep 1
         busybox wget -q -O /shared/metrics http://127.0.0.1:8080/metrics
         stop_agent
         kill -TERM $PODS_PID
         "#,
         empty = open("main", 5),
+        last_pod = crowd_pod(crowd),
     )
 }
 
@@ -234,7 +256,10 @@ fn each_container_is_refused_from_its_first_call(kernel: Kernel) {
 
     // The crowd: every first call refused, none passed.
     let passed: Vec<usize> = (1..=crowd)
-        .filter(|i| results.file(&format!("crowd/crowd-c{i}.rc")).trim() != "1")
+        .filter(|&i| {
+            let rc = results.file(&format!("{}/crowd-c{i}.rc", crowd_pod(i)));
+            rc.trim() != "1"
+        })
         .collect();
     let seconds = results.file("crowd-seconds");
     eprintln!(
@@ -249,7 +274,7 @@ fn each_container_is_refused_from_its_first_call(kernel: Kernel) {
     );
     for i in 1..=crowd {
         assert_eq!(
-            refusals("crowd", &format!("c{i}"), "other", "open"),
+            refusals(&crowd_pod(i), &format!("c{i}"), "other", "open"),
             1,
             "{m}"
         );
