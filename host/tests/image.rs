@@ -32,8 +32,14 @@ const INTEL_DEVICES: &str = "DRIVER     PCI-ID     ADDRESS       NODES          
 /// `podman run` with what this machine's podman needs (explicit ulimits)
 /// and no network.
 fn podman_run(args: &[&str]) -> std::process::Output {
-    Command::new("podman")
-        .args(["run", "--rm", "--network", "none"])
+    podman_run_with_input(args, "")
+}
+
+/// [`podman_run`], with `input` on the container's stdin.
+fn podman_run_with_input(args: &[&str], input: &str) -> std::process::Output {
+    use std::{io::Write, process::Stdio};
+    let mut child = Command::new("podman")
+        .args(["run", "--rm", "-i", "--network", "none"])
         .args([
             "--ulimit",
             "nofile=1024:1024",
@@ -41,8 +47,18 @@ fn podman_run(args: &[&str]) -> std::process::Output {
             "nproc=1024:1024",
         ])
         .args(args)
-        .output()
-        .expect("podman runs (scripts/setup installs it)")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("podman runs (scripts/setup installs it)");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
 }
 
 fn podman(args: &[&str]) -> String {
@@ -133,6 +149,17 @@ fn runs_the_agent_and_kubenpuctl(image: &str) {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("needs CAP_BPF and CAP_PERFMON"), "{stderr}");
 
+    // The OCI hook, for the node's runtime: without an agent it lets the
+    // container start, and says why.
+    let state = r#"{"id":"c1","pid":1,"annotations":{}}"#;
+    let hook = podman_run_with_input(&["--entrypoint", "/usr/bin/kubenpu-oci-hook", image], state);
+    assert!(hook.status.success(), "{}", text(&hook.stderr));
+    assert!(
+        text(&hook.stderr).contains("no agent at /run/kubenpu/admission.sock"),
+        "{}",
+        text(&hook.stderr)
+    );
+
     let shell = podman_run(&["--entrypoint", "/bin/sh", image, "-c", "true"]);
     assert!(!shell.status.success(), "the image has a shell");
 }
@@ -152,7 +179,7 @@ fn arm64_image_holds_static_arm64_binaries(list_name: &str) {
     let container = podman(&["create", &format!("{list_name}@{arm64}")]);
     let container = container.trim();
     let dir = tempfile::tempdir().unwrap();
-    for binary in ["kubenpu-agent", "kubenpuctl"] {
+    for binary in ["kubenpu-agent", "kubenpuctl", "kubenpu-oci-hook"] {
         let copy = dir.path().join(binary);
         podman(&[
             "cp",

@@ -143,8 +143,12 @@
                  for i in std.range(0, std.length(c.allocation.cdiDirs) - 1)
                ] else [])
             // The policy file's ConfigMap, as a directory: a subPath mount
-            // would never see an update.
-            + (if policyOn then [mount('policy', '/etc/kubenpu/policy')] else []),
+            // would never see an update; then the admission socket's
+            // directory, where the node's kubenpu-oci-hook finds the agent.
+            + (if policyOn then [
+                 mount('policy', '/etc/kubenpu/policy'),
+                 mount('admission', '/run/kubenpu', readOnly=false),
+               ] else []),
           }],
           volumes: [
             hostPath('sys', '/sys'),
@@ -158,7 +162,10 @@
                hostPath('cdi-%d' % i, c.allocation.cdiDirs[i], type='DirectoryOrCreate')
                for i in std.range(0, std.length(c.allocation.cdiDirs) - 1)
              ] else [])
-          + (if policyOn then [{ name: 'policy', configMap: { name: c.name + '-policy' } }] else []),
+          + (if policyOn then [
+               { name: 'policy', configMap: { name: c.name + '-policy' } },
+               hostPath('admission', '/run/kubenpu', type='DirectoryOrCreate'),
+             ] else []),
         }
         + (if c.fdinfo.enabled then { hostPID: true } else {})
         + nonEmpty('priorityClassName', c.priorityClassName)
