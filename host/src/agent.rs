@@ -109,6 +109,11 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
         policy::lsm::active(&config.sysfs_root),
         config.policy_lease,
     );
+    // Read before the checks are attached: it may ask for them.
+    let (mut policy_files, _policy_watch) = match &config.policy_file {
+        Some(path) => policy.follow_file(path).unzip(),
+        None => (None, None),
+    };
     let probe = Probe::start(probe::Config {
         pin_dir: config.pin_path.clone(),
         hook: config.hook,
@@ -118,10 +123,6 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
     })?;
     phases.append(probe.start_phases());
     policy.checks(probe.policy_checks());
-    let (mut policy_files, _policy_watch) = match &config.policy_file {
-        Some(path) => policy.follow_file(path).unzip(),
-        None => (None, None),
-    };
     info!("hook {}: {}", probe.hook().as_str(), probe.hook_reason());
     if let Some(why) = probe.iterators_refused() {
         warn!(
@@ -171,7 +172,11 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
         agent.allocation = Some(allocation);
         Some(reports)
     };
-    let mut arrivals = if agent.policy.as_ref().is_some_and(Policy::wants_checks) {
+    // Served wherever something may ask for the checks: the node's mode,
+    // or a policy file's namespaces, now or later.
+    let mut arrivals = if agent.policy.is_some()
+        && (config.policy != policy::PolicyMode::Off || config.policy_file.is_some())
+    {
         start_admission(&config, &cgroup_root).map(|(admissions, arrivals)| {
             agent.admissions = Some(admissions);
             arrivals
@@ -493,10 +498,23 @@ impl Agent {
         self.enforce();
     }
 
-    /// Takes a reading of the policy file, and writes what it changes.
+    /// Takes a reading of the policy file, attaches or detaches the
+    /// checks where its namespaces alone ask for them, and writes what it
+    /// changes.
     fn take_policy_file(&mut self, reading: policy::reload::Reading) {
         if let Some(policy) = &mut self.policy {
             policy.take_file(reading);
+            let attached = self.probe.policy_checks().is_some_and(|c| c.is_ok());
+            if policy.wants_checks() != attached {
+                let outcome = self.probe.set_policy_checks(!attached);
+                if self.faults.check("policy", outcome, log_line).is_some() {
+                    if attached {
+                        policy.detached();
+                    } else {
+                        policy.checks(self.probe.policy_checks());
+                    }
+                }
+            }
         }
         self.enforce();
     }

@@ -247,6 +247,7 @@ mod tests {
             "--rescan-interval",
             "--cri-timeout",
             "--fdinfo-interval",
+            "--admission-wait",
         ] {
             let text = error(&[flag, "0ms"]);
             assert!(text.contains("is zero: give a duration above 0"), "{text}");

@@ -62,7 +62,8 @@ fn state(crowd: usize) -> String {
         {"driver": "gpu.kubenpu.test", "pool": "node", "device": "vgem0", "cdi": ["kubenpu.test/gpu=vgem0"]}
     ]}]);
     let nothing = |name: &str| json!({"name": name, "devices": []});
-    let pod = |name: &str, containers: Vec<Value>| json!({"namespace": "ml", "name": name, "containers": containers});
+    let pod_in = |namespace: &str, name: &str, containers: Vec<Value>| json!({"namespace": namespace, "name": name, "containers": containers});
+    let pod = |name: &str, containers: Vec<Value>| pod_in("ml", name, containers);
     let given = |name: &str| json!({"name": name, "devices": [], "claims": vgem});
     let mut pods = vec![
         pod("empty", vec![nothing("main")]),
@@ -71,6 +72,9 @@ fn state(crowd: usize) -> String {
             "passing",
             vec![nothing("recv"), nothing("recv32"), given("owner")],
         ),
+        pod("late", vec![nothing("main")]),
+        pod_in("dev", "devpod", vec![nothing("main")]),
+        pod("after", vec![nothing("main")]),
     ];
     for first in (1..=crowd).step_by(BATCH) {
         let last = (first + BATCH - 1).min(crowd);
@@ -143,7 +147,7 @@ fn script(crowd: usize) -> String {
           name=$1 uid=$2
           shift 2
           mkdir -p /shared/$name
-          eval kubenpu-pods pod --dir "$CRI_DIR" --pod ml/$name/$uid --image "$WORKLOAD_IMAGE" \
+          eval kubenpu-pods pod --dir "$CRI_DIR" --pod ${{NS:-ml}}/$name/$uid --image "$WORKLOAD_IMAGE" \
             --mount /shared/$name:/out --mount /tmp/sock:/sock --device "$VGEM_RENDER" "$@" \
             > /tmp/$name.sandbox || {{ tail -20 "$CRI_DIR/containerd.log"; fail "cannot run pod $name"; }}
         }}
@@ -161,10 +165,30 @@ fn script(crowd: usize) -> String {
         sleep 1
         busybox wget -q -O /shared/metrics http://127.0.0.1:8080/metrics
         stop_agent
+
+        # The node's policy off, and a policy file that enforces in ml
+        # alone: the checks are attached for it.
+        POLICY=/etc/kubenpu/policy.yaml
+        mkdir -p /etc/kubenpu
+        echo 'namespaces: {{ml: enforce}}' > $POLICY
+        start_agent --cri-socket $CRI_SOCKET --allocation-interval 1s --policy off --policy-file $POLICY --admission-wait 30s
+        pod late 00000000-0000-4000-8000-000000000006 '{late}'
+        NS=dev pod devpod 00000000-0000-4000-8000-000000000007 '{late}'
+        wait_file /shared/late/main.rc 120
+        wait_file /shared/devpod/main.rc 120
+        # No namespace asks any more: the checks go.
+        echo 'namespaces: {{}}' > $POLICY.next
+        mv $POLICY.next $POLICY
+        wait_log "the checks are detached"
+        pod after 00000000-0000-4000-8000-000000000008 '{late}'
+        wait_file /shared/after/main.rc 120
+        busybox wget -q -O /shared/metrics-file http://127.0.0.1:8080/metrics
+        stop_agent
         kill -TERM $PODS_PID
         "#,
         empty = open("main", 5),
         last_pod = crowd_pod(crowd),
+        late = open("main", STRANGER_CALLS),
     )
 }
 
@@ -296,5 +320,32 @@ fn each_container_is_refused_from_its_first_call(kernel: Kernel) {
         log.contains("admission: containers kubenpu-oci-hook holds are ruled before they start"),
         "{log}"
     );
+
+    // A namespace the policy file enforces, with the node's policy off:
+    // its container is refused from its first call; another namespace's
+    // is not; once the file asks for nothing, the checks go.
+    let m = results.file("metrics-file");
+    refused_open("late/main");
+    ran("devpod/main", STRANGER_CALLS, 0);
+    ran("after/main", STRANGER_CALLS, 0);
+    assert!(
+        m.contains(r#"kubenpu_policy_mode{mode="off",asked="off"} 1"#),
+        "{m}"
+    );
+    let late = format!(
+        r#"kubenpu_policy_refusals_total{{pod="late",namespace="ml",container="main",device="{vgem}",vendor="vgem",kind="other",hook="open",rule="allocated-only",action="refused"}}"#
+    );
+    assert_eq!(counter(&m, &late), 1, "{m}");
+    assert!(
+        !m.contains(r#"kubenpu_policy_refusals_total{pod="devpod""#),
+        "{m}"
+    );
+    assert!(
+        !m.contains(r#"kubenpu_policy_refusals_total{pod="after""#),
+        "{m}"
+    );
+    assert_eq!(counter(&m, "kubenpu_policy_ruled_cgroups"), 0, "{m}");
+    let attached = "policy off but for namespace(s) ml (policy file): BPF LSM checks on file_open, file_ioctl, file_ioctl_compat adopted the pinned checks with their rules";
+    assert!(log.contains(attached), "{log}");
     assert!(!log.contains("panicked"), "{log}");
 }

@@ -13,6 +13,17 @@
 //! rule, and only then answers: the runtime starts the process under its
 //! rule.
 //!
+//! Why a hook: the rule must exist before the process runs, and only the
+//! runtime knows when that is. Learning of a container from CRI's list
+//! or event stream, between its creation and its start, races with a
+//! start kubelet makes at once. NRI (containerd 1.7+, CRI-O) calls its
+//! plugins synchronously too, but needs a ttrpc plugin and is absent
+//! from containerd 1.6, where the old NRI is a different interface. An
+//! OCI hook works with every runtime that runs runc or crun, as long
+//! as the node gives it: containerd through its base runtime spec,
+//! CRI-O through its hooks directory. Its limit is that step, which is
+//! the node administrator's; without it, the first call is not checked.
+//!
 //! Never on a guess, and never in the way: the agent answers at once for
 //! what it will not rule (a process outside pods, a namespace that is
 //! off, a pod kubelet does not list), and gives up after `--admission-wait`;

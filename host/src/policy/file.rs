@@ -201,6 +201,16 @@ impl PolicyFile {
     pub fn mode_of(&self, namespace: &str) -> Option<PolicyMode> {
         self.namespaces.get(namespace).copied()
     }
+
+    /// The namespaces it sets to audit or enforce: each needs the checks,
+    /// whatever the node's mode.
+    pub fn checked_namespaces(&self) -> Vec<&str> {
+        self.namespaces
+            .iter()
+            .filter(|(_, mode)| **mode != PolicyMode::Off)
+            .map(|(namespace, _)| namespace.as_str())
+            .collect()
+    }
 }
 
 impl Rule {

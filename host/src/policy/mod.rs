@@ -124,6 +124,9 @@ pub struct Policy {
     mode: PolicyMode,
     /// Whether BPF LSM is active on the kernel.
     lsm_available: bool,
+    /// Whether the checks could not be attached: nothing is ruled then,
+    /// whatever the node or the file asks.
+    checks_failed: bool,
     /// The devices kubelet allocated to each container the join
     /// classified, held for the container's life.
     allocated: BTreeMap<u64, Arc<BTreeSet<Arc<str>>>>,
@@ -169,6 +172,7 @@ impl Policy {
             asked,
             mode,
             lsm_available,
+            checks_failed: false,
             allocated: BTreeMap::new(),
             adopted: Rulings::new(),
             file: PolicyFile::default(),
@@ -183,14 +187,16 @@ impl Policy {
 
     /// Reads the policy file at `path` and follows its changes, which
     /// the returned receiver hands to [`Policy::take_file`]; `None` where
-    /// the policy is off, which one line says.
+    /// BPF LSM is not active, which one line says. A file read while the
+    /// node's policy is off rules the namespaces it sets to audit or
+    /// enforce, and no others.
     pub fn follow_file(
         &mut self,
         path: &Path,
     ) -> Option<(UnboundedReceiver<Reading>, Option<DirWatch>)> {
-        if !self.wants_checks() {
+        if !self.lsm_available {
             warn!(
-                "policy file {} is not read: the node's policy is off (set --policy audit or enforce)",
+                "policy file {} is not read: BPF LSM is not active on this kernel, so nothing can be checked",
                 path.display()
             );
             return None;
@@ -251,25 +257,51 @@ impl Policy {
         self.holding = false;
     }
 
-    /// Whether the checks are to be attached.
+    /// Whether the checks are to be attached: the node's mode is audit or
+    /// enforce, or the policy file sets a namespace to one of them.
     pub fn wants_checks(&self) -> bool {
-        self.mode != PolicyMode::Off
+        !self.checks_failed
+            && (self.mode != PolicyMode::Off
+                || (self.lsm_available && !self.file.checked_namespaces().is_empty()))
+    }
+
+    /// What asks for the checks, for the log: the node's mode, or the
+    /// namespaces the policy file sets.
+    fn asking(&self) -> String {
+        if self.mode != PolicyMode::Off {
+            return format!("policy {}", self.mode.as_str());
+        }
+        format!(
+            "policy off but for namespace(s) {} (policy file)",
+            self.file.checked_namespaces().join(", ")
+        )
     }
 
     /// Takes the outcome of attaching the checks: without them the
     /// policy falls back to off, in one line.
     pub fn checks(&mut self, outcome: Option<Result<&str, &str>>) {
         match outcome {
-            Some(Ok(how)) => info!("policy {}: {how}", self.mode.as_str()),
+            Some(Ok(how)) => info!("{}: {how}", self.asking()),
             Some(Err(why)) => {
                 warn!(
-                    "policy {} falls back to off: {why}; counting is unaffected",
-                    self.mode.as_str()
+                    "{} falls back to off: {why}; counting is unaffected",
+                    self.asking()
                 );
                 self.mode = PolicyMode::Off;
+                self.checks_failed = true;
             }
             None => {}
         }
+    }
+
+    /// Takes note that the checks were detached, and every rule removed
+    /// with them, because nothing asks for them any more.
+    pub fn detached(&mut self) {
+        info!(
+            "policy off, and the policy file sets no namespace to audit or enforce: the checks are detached and every rule removed"
+        );
+        self.written = Rules::default();
+        self.adopted.clear();
     }
 
     /// Takes up the rules a predecessor left in the kernel (`pinned`),
@@ -300,7 +332,7 @@ impl Policy {
         (classified, table, usage): (&Classified, &DeviceTable, &Usage),
         upto: Step,
     ) -> Result<(), ProbeError> {
-        if self.mode == PolicyMode::Off {
+        if !self.wants_checks() {
             return Ok(());
         }
         probe.renew_lease(clock::boottime() + self.lease);
@@ -545,6 +577,37 @@ mod tests {
         )));
         assert_eq!(policy.mode_of("dev"), None);
         assert_eq!(policy.mode_of("prod"), Some(mode::ENFORCE));
+    }
+
+    #[test]
+    fn a_file_that_sets_a_namespace_asks_for_the_checks_with_the_node_off() {
+        let mut policy = Policy::new(PolicyMode::Off, Ok(()), Duration::from_secs(60));
+        assert!(!policy.wants_checks());
+        policy.take_file(Ok(Some(
+            PolicyFile::parse("namespaces: {ml: enforce, dev: off}").unwrap(),
+        )));
+        assert!(policy.wants_checks());
+        assert_eq!(policy.mode_of("ml"), Some(mode::ENFORCE));
+        assert_eq!(policy.mode_of("dev"), None);
+        assert_eq!(policy.mode_of("prod"), None);
+        assert_eq!(
+            policy.asking(),
+            "policy off but for namespace(s) ml (policy file)"
+        );
+        // Checks that cannot be attached rule nothing, whatever is asked.
+        policy.checks(Some(Err("no BPF LSM")));
+        assert!(!policy.wants_checks());
+        // Without BPF LSM the file is not even read.
+        let mut without = Policy::new(
+            PolicyMode::Off,
+            Err("no bpf in lsm=".into()),
+            Duration::from_secs(60),
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("policy.yaml");
+        std::fs::write(&path, "namespaces: {ml: enforce}").unwrap();
+        assert!(without.follow_file(&path).is_none());
+        assert!(!without.wants_checks());
     }
 
     #[test]

@@ -250,24 +250,9 @@ impl Probe {
             })
             .map_err(|e| e.to_string());
         let (policy, lease) = if config.policy {
-            let attached = phases.time("policy checks", || {
-                let lease = lease::Lease::map(&ebpf)?;
-                policy::attach(&ebpf, &vmlinux, &config.pin_dir, fresh_maps, config.debug)
-                    .map(|how| (how, lease))
-            });
-            match attached {
-                Ok((how, lease)) => (Some(Ok(how)), Some(lease)),
-                // Off, as asked to be off: no check of a predecessor's,
-                // nor one this agent pinned before failing, goes on
-                // refusing while the policy says it is off.
-                Err(e) => {
-                    let why = match policy::remove_all(&mut ebpf, &config.pin_dir) {
-                        Ok(()) => e.to_string(),
-                        Err(left) => format!("{e}, and what was pinned stays: {left}"),
-                    };
-                    (Some(Err(why)), None)
-                }
-            }
+            phases.time("policy checks", || {
+                attach_checks(&mut ebpf, &vmlinux, &config, fresh_maps)
+            })
         } else {
             policy::remove_all(&mut ebpf, &config.pin_dir)?;
             (None, None)
@@ -283,6 +268,21 @@ impl Probe {
             policy,
             lease,
         })
+    }
+
+    /// Attaches the policy's checks (`on`), or detaches them and removes
+    /// every rule, after start: where the policy file alone asks for them
+    /// and that changes. [`Probe::policy_checks`] then says how it went.
+    pub fn set_policy_checks(&mut self, on: bool) -> Result<(), ProbeError> {
+        if on {
+            let vmlinux = Btf::from_file(Path::new(VMLINUX_BTF), None)?;
+            (self.policy, self.lease) =
+                attach_checks(&mut self.ebpf, &vmlinux, &self.config, false);
+        } else {
+            policy::remove_all(&mut self.ebpf, &self.config.pin_dir)?;
+            (self.policy, self.lease) = (None, None);
+        }
+        Ok(())
     }
 
     /// Lets the policy's checks refuse until `until` (CLOCK_BOOTTIME).
@@ -460,6 +460,32 @@ impl Probe {
     /// New keys the program noted since the last drain.
     pub fn drain_notes(&mut self) -> Result<Vec<kubenpu_ebpf::CountKey>, ProbeError> {
         read::drain_notes(&mut self.ebpf)
+    }
+}
+
+/// Attaches the policy's checks, adopting a predecessor's on the same
+/// maps (`fresh_maps` false), with the lease mapped; or says why not, and
+/// then leaves no check, of a predecessor's nor one pinned before the
+/// failure, to go on refusing while the policy says it is off.
+fn attach_checks(
+    ebpf: &mut Ebpf,
+    vmlinux: &Btf,
+    config: &Config,
+    fresh_maps: bool,
+) -> (Option<Result<String, String>>, Option<lease::Lease>) {
+    let attached = lease::Lease::map(ebpf).and_then(|lease| {
+        policy::attach(ebpf, vmlinux, &config.pin_dir, fresh_maps, config.debug)
+            .map(|how| (how, lease))
+    });
+    match attached {
+        Ok((how, lease)) => (Some(Ok(how)), Some(lease)),
+        Err(e) => {
+            let why = match policy::remove_all(ebpf, &config.pin_dir) {
+                Ok(()) => e.to_string(),
+                Err(left) => format!("{e}, and what was pinned stays: {left}"),
+            };
+            (Some(Err(why)), None)
+        }
     }
 }
 
