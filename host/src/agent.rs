@@ -692,8 +692,9 @@ impl Agent {
                 .as_ref()
                 .map(|allocation| allocation.view(&reading.counters, &self.usage)),
             policy: self.policy.as_ref().map(|policy| {
-                let verdicts = policy.wants_checks().then(|| self.probe.verdicts());
-                let verdicts = verdicts.and_then(|v| self.faults.check("scrape", v, log_line));
+                // Read with the checks off too: what they refused before
+                // they were detached stays counted.
+                let verdicts = self.faults.check("scrape", self.probe.verdicts(), log_line);
                 let mut view = policy.view(verdicts, &self.usage, &self.table);
                 view.admissions = self.admissions.as_ref().map(|a| a.outcomes().clone());
                 view
