@@ -61,10 +61,8 @@ pub struct Allocation {
     topology: Topology,
     /// Pods asked for since the last listing.
     wanted: HashSet<(String, String)>,
-    /// When the last listing was taken in.
-    listed_at: Option<Instant>,
-    /// Pods a `Get` found kubelet does not list, and when, since the last
-    /// listing.
+    /// Pods a `Get` found kubelet does not list, and when it answered,
+    /// since the last listing.
     unlisted: HashMap<(String, String), Instant>,
     /// Whether the last call answered.
     up: bool,
@@ -121,7 +119,6 @@ impl Allocation {
             classified: Classified::new(),
             topology,
             wanted: HashSet::new(),
-            listed_at: None,
             unlisted: HashMap::new(),
             up: false,
             errors: BTreeMap::new(),
@@ -156,13 +153,11 @@ impl Allocation {
                 self.up = true;
                 self.wanted.clear();
                 self.unlisted.clear();
-                self.listed_at = Some(Instant::now());
                 self.listing = Some(listing);
                 self.resolve(table, usage);
             }
-            Report::Unlisted(pod) => {
-                self.unlisted
-                    .insert((pod.namespace, pod.name), Instant::now());
+            Report::Unlisted(pod, at) => {
+                self.unlisted.insert((pod.namespace, pod.name), at);
             }
             Report::Failed { reason, message } => {
                 self.up = false;
@@ -232,14 +227,15 @@ impl Allocation {
         }
     }
 
-    /// Whether kubelet has spoken of `owner`'s pod since `since`, or
-    /// cannot: a container it did not classify then is not classified
-    /// from what kubelet says now. kubelet allocates a pod's devices at
-    /// its admission, before any of its containers exists.
+    /// Whether kubelet has answered for `owner`'s pod since `since` (a
+    /// `List`, or a `Get` that found no such pod), or cannot answer: a
+    /// container it did not classify then is not classified from what
+    /// kubelet says now. kubelet allocates a pod's devices at its
+    /// admission, before any of its containers exists.
     pub fn spoke_since(&self, owner: &Owner, since: Instant) -> bool {
         let pod = (owner.namespace.clone(), owner.pod.clone());
         !self.up
-            || self.listed_at.is_some_and(|at| at >= since)
+            || self.listing.as_ref().is_some_and(|l| l.listed_at >= since)
             || self.unlisted.get(&pod).is_some_and(|&at| at >= since)
     }
 

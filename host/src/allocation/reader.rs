@@ -61,8 +61,9 @@ pub struct Listing {
 pub enum Report {
     /// A new listing, after a `List` or a `Get` that changed a pod.
     Listed(Arc<Listing>),
-    /// A `Get` found no such pod: kubelet does not list it (yet).
-    Unlisted(PodName),
+    /// A `Get` answered at this instant found no such pod: kubelet does
+    /// not list it (yet).
+    Unlisted(PodName, Instant),
     /// A call failed: `reason` is the label it is counted under.
     Failed {
         /// `absent`, `unavailable`, `rate_limited`, `unimplemented` or
@@ -175,7 +176,7 @@ impl Reader {
                 self.publish().await;
             }
             Ok(None) => {
-                let _ = self.reports.send(Report::Unlisted(pod));
+                let _ = self.reports.send(Report::Unlisted(pod, Instant::now()));
             }
             Err(e @ CallError::Unimplemented(_)) => {
                 self.get = false;
