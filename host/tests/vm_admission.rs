@@ -142,7 +142,9 @@ fn script(crowd: usize) -> String {
         kubenpu-pods podresources --socket $SOCKET --state /shared/state.json --calls /shared/calls > /tmp/kubelet.log 2>&1 &
         OCI_HOOK="/usr/local/bin/kubenpu-oci-hook --timeout 60s"
         start_containerd
-        start_agent --cri-socket $CRI_SOCKET --allocation-interval 1s --policy enforce --admission-wait 30s
+        # A long grace: a large crowd's first pods are gone for longer
+        # than the default 5 minutes by the end, and their series with them.
+        start_agent --cri-socket $CRI_SOCKET --allocation-interval 1s --policy enforce --admission-wait 30s --series-grace 1h
         pod() {{
           name=$1 uid=$2
           shift 2
