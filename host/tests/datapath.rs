@@ -431,11 +431,17 @@ fn a_full_counter_map_counts_as_map_full(kernel: Kernel) {
     let (counts, losses) = results.counts("final");
     let counted: u64 = counts.values().sum();
     assert!(counts.len() <= 4, "{counts:?}");
-    assert!(losses["map_full"] >= 200, "{losses:?}");
+    // A burst on a CPU where the agent's bpf(2) write of the new cgroup's
+    // owner was preempted is skipped whole, as recursion (the README's
+    // losses; seen once on 7.2 under a full suite's load): those calls
+    // are lost by their own reason, never silently.
+    let skipped = losses["recursion"];
+    assert!(losses["map_full"] > 0, "{losses:?}");
+    assert!(losses["map_full"] + skipped >= 200, "{losses:?}");
     assert_eq!(
-        counted + losses["map_full"],
+        counted + losses["map_full"] + skipped,
         600,
-        "every call is either counted or lost by reason"
+        "every call is either counted or lost by reason: {losses:?}"
     );
 }
 
