@@ -186,11 +186,17 @@ fn check_ioctl(ctx: &LsmContext, hook: u8) -> i32 {
 fn still_ruled(cgroup_id: u64, before: u32) -> Option<u32> {
     // SAFETY: map values are only read.
     let now = unsafe { RULES.get(cgroup_id) }.copied()?;
-    Some(if before == mode::ENFORCE && now == mode::ENFORCE {
+    let judged = if before == mode::ENFORCE && now == mode::ENFORCE {
         mode::ENFORCE
     } else {
         mode::AUDIT
-    })
+    };
+    // Opaque to the compiler, so that the return value is chosen by a
+    // branch on it, as from a map value: folded into arithmetic on the
+    // two reads (a negated bit), it leaves 6.12's verifier unable to see
+    // that an LSM program returns 0 or an errno.
+    // SAFETY: a read of a local.
+    Some(unsafe { core::ptr::read_volatile(&judged) })
 }
 
 /// Whether the agent's lease on the rules runs.

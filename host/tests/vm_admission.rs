@@ -144,7 +144,7 @@ fn script(crowd: usize) -> String {
         start_containerd
         # A long grace: a large crowd's first pods are gone for longer
         # than the default 5 minutes by the end, and their series with them.
-        start_agent --cri-socket $CRI_SOCKET --allocation-interval 1s --policy enforce --admission-wait 30s --series-grace 1h
+        start_agent --cri-socket $CRI_SOCKET --allocation-interval 1s --policy enforce --admission-wait 30s --series-grace 60m
         pod() {{
           name=$1 uid=$2
           shift 2
