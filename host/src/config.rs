@@ -6,6 +6,7 @@ use std::{path::PathBuf, time::Duration};
 use clap::Parser;
 
 use crate::{
+    admission,
     allocation::{cdi, podresources},
     logging::{LogFormat, LogLevel},
     plugins,
@@ -134,9 +135,9 @@ pub struct AgentConfig {
     /// Where the agent answers `kubenpu-oci-hook`, which holds each
     /// container at its creation until the agent has ruled it, so the
     /// policy checks its first call (see the README). Served while the
-    /// policy is audit or enforce; nothing listens otherwise, and the hook
-    /// lets containers start at once.
-    #[arg(long, default_value = "/run/kubenpu/admission.sock")]
+    /// policy is audit or enforce, or a policy file is given; nothing
+    /// listens otherwise, and the hook lets containers start at once.
+    #[arg(long, default_value = admission::DEFAULT_SOCKET)]
     pub admission_socket: PathBuf,
     /// The longest the agent holds a container at its creation while it
     /// asks the runtime and kubelet about it; past it, the container

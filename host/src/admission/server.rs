@@ -7,6 +7,10 @@ use std::{
     io,
     os::{linux::fs::MetadataExt, unix::fs::PermissionsExt},
     path::{Component, Path, PathBuf},
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
     time::Duration,
 };
 
@@ -15,7 +19,7 @@ use tokio::{
     net::{UnixListener, UnixStream},
     sync::{mpsc, oneshot},
 };
-use tracing::debug;
+use tracing::{debug, warn};
 
 use super::wire::{self, Answer, Arrival};
 
@@ -64,6 +68,8 @@ pub async fn serve(
     cgroup_root: PathBuf,
     loop_tx: mpsc::UnboundedSender<Held>,
 ) {
+    // A cgroup the agent cannot find is a setting to fix: said once.
+    let warned = Arc::new(AtomicBool::new(false));
     loop {
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -75,9 +81,9 @@ pub async fn serve(
             },
             _ = loop_tx.closed() => return,
         };
-        let (root, loop_tx) = (cgroup_root.clone(), loop_tx.clone());
+        let (root, loop_tx, warned) = (cgroup_root.clone(), loop_tx.clone(), warned.clone());
         tokio::spawn(async move {
-            if let Err(e) = converse(stream, &root, loop_tx).await {
+            if let Err(e) = converse(stream, &root, loop_tx, &warned).await {
                 debug!("admission: {e}");
             }
         });
@@ -89,6 +95,7 @@ async fn converse(
     stream: UnixStream,
     root: &Path,
     loop_tx: mpsc::UnboundedSender<Held>,
+    warned: &AtomicBool,
 ) -> io::Result<()> {
     let (reader, mut writer) = stream.into_split();
     let mut line = Vec::new();
@@ -113,7 +120,14 @@ async fn converse(
                 why: "the agent is stopping".into(),
             })
         }
-        Err(why) => Answer::Unruled { why },
+        Err(why) => {
+            if !warned.swap(true, Ordering::Relaxed) {
+                warn!(
+                    "admission: {why}: the agent's cgroup root is not the hierarchy the runtime places containers in (give the node's cgroup2 mount with --cgroup-root); such containers are ruled at their first open, after that call"
+                );
+            }
+            Answer::Unruled { why }
+        }
     };
     let mut reply = Vec::new();
     wire::write_line(&mut reply, &answer)?;

@@ -20,13 +20,13 @@ use std::{
 
 use clap::Parser;
 use kubenpu::{
-    admission::wire::{self, Answer, Arrival},
+    admission::{
+        DEFAULT_SOCKET,
+        wire::{self, Answer, Arrival},
+    },
     config::parse_duration,
 };
 use serde::Deserialize;
-
-/// The agent's default admission socket.
-const DEFAULT_SOCKET: &str = "/run/kubenpu/admission.sock";
 
 /// Holds a container at its creation until the KubeNPU agent has ruled it.
 #[derive(Parser)]

@@ -202,8 +202,15 @@ impl PolicyFile {
         self.namespaces.get(namespace).copied()
     }
 
-    /// The namespaces it sets to audit or enforce: each needs the checks,
-    /// whatever the node's mode.
+    /// Whether it sets a namespace to audit or enforce, which needs the
+    /// checks whatever the node's mode.
+    pub fn asks_for_checks(&self) -> bool {
+        self.namespaces
+            .values()
+            .any(|mode| *mode != PolicyMode::Off)
+    }
+
+    /// The namespaces it sets to audit or enforce.
     pub fn checked_namespaces(&self) -> Vec<&str> {
         self.namespaces
             .iter()

@@ -15,16 +15,18 @@
 //! - a cgroup without a rule is never refused: processes outside pods,
 //!   and containers not classified yet (before kubelet answers for them,
 //!   while its word is stale or failing, or before the agent first sees
-//!   them: at their first open of an accelerator, or their first counted
-//!   call); the file's rules, too, rule only classified containers;
+//!   them: as the runtime creates them, where it runs
+//!   [`crate::admission`]'s hook, else at their first open of an
+//!   accelerator, or their first counted call); the file's rules, too,
+//!   rule only classified containers;
 //! - a classification holds for the cgroup's life (kubelet never changes
 //!   a running container's devices), so a join that goes stale later
 //!   leaves the rules as they were;
 //! - a file that does not parse changes nothing: the rules before it stay;
 //! - across a restart the pinned checks keep the last rules; the next
 //!   agent adopts those of the cgroups it knows live, and drops the rest;
-//! - with the policy off, and after `--cleanup`, no check is left
-//!   attached.
+//! - with the policy off (and no namespace the file sets to audit or
+//!   enforce), and after `--cleanup`, no check is left attached.
 
 pub mod file;
 pub mod lsm;
@@ -259,10 +261,9 @@ impl Policy {
 
     /// Whether the checks are to be attached: the node's mode is audit or
     /// enforce, or the policy file sets a namespace to one of them.
+    /// (Without BPF LSM no file is read.)
     pub fn wants_checks(&self) -> bool {
-        !self.checks_failed
-            && (self.mode != PolicyMode::Off
-                || (self.lsm_available && !self.file.checked_namespaces().is_empty()))
+        !self.checks_failed && (self.mode != PolicyMode::Off || self.file.asks_for_checks())
     }
 
     /// What asks for the checks, for the log: the node's mode, or the
