@@ -42,10 +42,10 @@ fn chart_agent(args: &[&str]) -> (String, Vec<String>) {
 fn the_charts_capabilities_are_enough_and_needed(kernel: Kernel) {
     let policy = ["--set", "policy.mode=audit"];
     let (chart_caps, args) = chart_agent(&policy);
-    assert_eq!(chart_caps, "+bpf,+perfmon,+sys_admin");
+    assert_eq!(chart_caps, "+bpf,+perfmon,+sys_nice,+sys_admin");
     let (minimal_caps, _) =
         chart_agent(&[&policy[..], &["--set-json", "extraCapabilities=[]"]].concat());
-    assert_eq!(minimal_caps, "+bpf,+perfmon");
+    assert_eq!(minimal_caps, "+bpf,+perfmon,+sys_nice");
     let args = args.join(" ");
     // A kprobe session needs no perf_event_open, and its kfunc call needs
     // CAP_BPF, so CAP_BPF and CAP_PERFMON are enough even at
@@ -96,10 +96,19 @@ fn the_charts_capabilities_are_enough_and_needed(kernel: Kernel) {
              cp $AGENT_LOG /shared/agent.log"
         ),
     );
-    // Exactly the chart's set: CAP_SYS_ADMIN (21), CAP_PERFMON (38), CAP_BPF (39).
+    // Exactly the chart's set: CAP_SYS_ADMIN (21), CAP_SYS_NICE (23),
+    // CAP_PERFMON (38), CAP_BPF (39).
     assert_eq!(
         results.file("chart.caps").trim(),
-        "CapEff:\t000000c000200000"
+        "CapEff:\t000000c000a00000"
+    );
+    // With it, every map write ran unpreempted.
+    assert!(
+        results
+            .log_lines("cannot run map writes as SCHED_FIFO")
+            .is_empty(),
+        "{}",
+        results.output
     );
     for (snapshot, cgroup, calls) in [("chart", "a", 500 + 300 + 200), ("minimal", "b", 100 + 50)] {
         let (counts, losses) = results.counts(snapshot);

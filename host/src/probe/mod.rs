@@ -18,6 +18,7 @@ mod read;
 mod relocate;
 mod syscall;
 mod tables;
+mod unpreempted;
 
 use std::path::{Path, PathBuf};
 

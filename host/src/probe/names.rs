@@ -10,7 +10,7 @@ use aya::{
 };
 use kubenpu_ebpf::{CgroupPath, global, map};
 
-use super::{Btf, ProbeError};
+use super::{Btf, ProbeError, unpreempted::unpreempted};
 
 /// Where the program finds a task's cgroup and its kernfs names; all zero
 /// (recording off) where the kernel's BTF lacks one of them.
@@ -68,7 +68,7 @@ fn other(e: impl std::fmt::Display) -> ProbeError {
 pub fn path(ebpf: &Ebpf, id: u64) -> Option<PathBuf> {
     let names: HashMap<&MapData, u64, CgroupPath> =
         HashMap::try_from(ebpf.map(map::NAMES)?).ok()?;
-    let recorded = names.get(&id, 0).ok()?;
+    let recorded = unpreempted(|| names.get(&id, 0)).ok()?;
     let depth = (recorded.depth as usize).min(recorded.names.len());
     Some(
         recorded.names[..depth]
@@ -87,8 +87,8 @@ pub fn forget(ebpf: &mut Ebpf, id: u64) -> Result<(), ProbeError> {
     let mut names: HashMap<&mut MapData, u64, CgroupPath> =
         HashMap::try_from(ebpf.map_mut(map::NAMES).ok_or_else(|| other("missing"))?)
             .map_err(other)?;
-    if names.get(&id, 0).is_err() {
+    if unpreempted(|| names.get(&id, 0)).is_err() {
         return Ok(());
     }
-    names.remove(&id).map_err(other)
+    unpreempted(|| names.remove(&id)).map_err(other)
 }

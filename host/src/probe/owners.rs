@@ -8,7 +8,7 @@ use aya::{
 };
 use kubenpu_ebpf::{OwnerRecord, map};
 
-use super::ProbeError;
+use super::{ProbeError, unpreempted::unpreempted};
 
 fn other(e: impl std::fmt::Display) -> ProbeError {
     ProbeError::Other(format!("OWNERS map: {e}"))
@@ -32,15 +32,16 @@ pub fn all(ebpf: &Ebpf) -> Result<Vec<(u64, OwnerRecord)>, ProbeError> {
 
 /// Writes cgroup `id`'s record.
 pub fn save(ebpf: &mut Ebpf, id: u64, record: &OwnerRecord) -> Result<(), ProbeError> {
-    owners_mut(ebpf)?.insert(id, record, 0).map_err(other)
+    let mut owners = owners_mut(ebpf)?;
+    unpreempted(|| owners.insert(id, record, 0)).map_err(other)
 }
 
 /// Deletes cgroup `id`'s record, if there is one.
 pub fn remove(ebpf: &mut Ebpf, id: u64) -> Result<(), ProbeError> {
     // The agent is the map's only writer: what it finds is what it removes.
     let mut owners = owners_mut(ebpf)?;
-    if owners.get(&id, 0).is_err() {
+    if unpreempted(|| owners.get(&id, 0)).is_err() {
         return Ok(());
     }
-    owners.remove(&id).map_err(other)
+    unpreempted(|| owners.remove(&id)).map_err(other)
 }

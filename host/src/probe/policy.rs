@@ -34,6 +34,7 @@ use super::{
     hook::load_error,
     relocate::Relocated,
     syscall::{self, Target},
+    unpreempted::unpreempted,
 };
 use crate::program::OBJECT;
 
@@ -262,8 +263,8 @@ fn set<K: aya::Pod, V: aya::Pod>(
     let mut map: HashMap<&mut MapData, K, V> =
         HashMap::try_from(map_mut(ebpf, name)?).map_err(other)?;
     match value {
-        Some(value) => map.insert(key, value, 0).map_err(other),
-        None => remove(map.remove(&key)),
+        Some(value) => unpreempted(|| map.insert(key, value, 0)).map_err(other),
+        None => remove(unpreempted(|| map.remove(&key))),
     }
 }
 

@@ -21,6 +21,7 @@ use std::{
     path::Path,
 };
 
+use super::unpreempted::unpreempted;
 use aya_obj::generated::{
     bpf_attach_type, bpf_attr, bpf_attr__bindgen_ty_1, bpf_btf_info, bpf_cmd, bpf_insn,
     bpf_map_info, bpf_map_type, bpf_prog_info, bpf_prog_type,
@@ -572,7 +573,7 @@ fn counter_elem<K: aya::Pod, V: CounterValue>(
     // SAFETY: the key is a whole K and the values buffer, where one is
     // given, holds one V per copy of a key: the sizes (and stride) the map
     // was just checked to have.
-    match unsafe { bpf(cmd, &mut attr) } {
+    match unpreempted(|| unsafe { bpf(cmd, &mut attr) }) {
         Ok(_) => Ok(true),
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(false),
         Err(e) => Err(e),

@@ -14,7 +14,7 @@ use kubenpu_ebpf::{
 };
 use kubenpu_sdk::Phase;
 
-use super::ProbeError;
+use super::{ProbeError, unpreempted::unpreempted};
 use crate::{catalog::code_of_kind, device_table::DeviceTable, plugins::Row};
 
 fn other(e: impl std::fmt::Display) -> ProbeError {
@@ -214,7 +214,7 @@ fn write_missing<K: aya::Pod + Ord, V: aya::Pod + PartialEq>(
 ) -> Result<(), ProbeError> {
     for (key, value) in desired {
         if current.and_then(|c| c.get(key)) != Some(value) {
-            map.insert(key, value, 0).map_err(other)?;
+            unpreempted(|| map.insert(key, value, 0)).map_err(other)?;
         }
     }
     Ok(())
@@ -232,7 +232,7 @@ fn remove_stale<K: aya::Pod + Ord, V: aya::Pod>(
         None => map.keys().filter_map(Result::ok).collect(),
     };
     for key in present.into_iter().filter(|k| !desired.contains_key(k)) {
-        map.remove(&key).map_err(other)?;
+        unpreempted(|| map.remove(&key)).map_err(other)?;
     }
     Ok(())
 }

@@ -138,7 +138,7 @@ fn the_options_install_the_same_agent_everywhere() {
     let capabilities = &pod["containers"][0]["securityContext"]["capabilities"]["add"];
     assert_eq!(
         capabilities,
-        &json!(["BPF", "PERFMON", "SYS_ADMIN", "SYS_PTRACE"])
+        &json!(["BPF", "PERFMON", "SYS_NICE", "SYS_ADMIN", "SYS_PTRACE"])
     );
 }
 

@@ -20,7 +20,7 @@
     else criPresets[c.cri.runtime],
   local socketParts = std.split(socket, '/'),
   local socketDir = std.join('/', socketParts[:std.length(socketParts) - 1]),
-  local baseCapabilities = ['BPF', 'PERFMON'] + [x for x in c.extraCapabilities if !std.member(['BPF', 'PERFMON'], x)],
+  local baseCapabilities = ['BPF', 'PERFMON', 'SYS_NICE'] + [x for x in c.extraCapabilities if !std.member(['BPF', 'PERFMON', 'SYS_NICE'], x)],
   local capabilities = baseCapabilities + (
     if c.fdinfo.enabled && !std.member(baseCapabilities, 'SYS_PTRACE') then ['SYS_PTRACE'] else []
   ),
