@@ -27,14 +27,12 @@ use aya_ebpf::{
 };
 use kubenpu_ebpf::{CountKey, GrantKey, Loss, VerdictKey, grant, kind, lsm_hook, mode};
 
-use crate::{BPF_RB_NO_WAKEUP, NOTES, add, filter, lose};
+use crate::{BPF_RB_NO_WAKEUP, DEFAULT_MAX_COUNTERS, NOTES, add, filter, lose};
 
 /// Cgroups the policy may rule at once: every container of a large node.
 const MAX_RULED: u32 = 16384;
 /// Ruled cgroups × device nodes.
 const MAX_GRANTS: u32 = 65536;
-/// Distinct (cgroup, node, kind, hook, mode) verdicts.
-const MAX_VERDICTS: u32 = 16384;
 /// Unruled cgroups whose opens were noted recently.
 const MAX_NOTED: u32 = 4096;
 /// What a refused call returns.
@@ -50,9 +48,12 @@ const FIOASYNC: u32 = 0x5452;
 static RULES: HashMap<u64, u32> = HashMap::pinned(MAX_RULED, 0);
 #[map]
 static GRANTS: HashMap<GrantKey, u32> = HashMap::pinned(MAX_GRANTS, 0);
-/// Allocated as verdicts come: most nodes never have one.
+/// Distinct (cgroup, node, kind, hook, mode) verdicts, as many as the
+/// counters (the agent sizes both). Allocated as verdicts come: most
+/// nodes never have one.
 #[map]
-static VERDICTS: HashMap<VerdictKey, u64> = HashMap::pinned(MAX_VERDICTS, BPF_F_NO_PREALLOC);
+static VERDICTS: HashMap<VerdictKey, u64> =
+    HashMap::pinned(DEFAULT_MAX_COUNTERS, BPF_F_NO_PREALLOC);
 #[map]
 static VERDICTS_LOST: PerCpuArray<u64> = PerCpuArray::pinned(1, 0);
 /// Until when the rules are in force, in CLOCK_BOOTTIME ns; mapped into

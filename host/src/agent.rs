@@ -168,7 +168,7 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
         None
     } else {
         let topology = allocation::numa::Topology::read(&config.sysfs_root);
-        let (allocation, reports) = Allocation::start(allocation::settings(&config), topology);
+        let (allocation, reports) = Allocation::start(config.allocation(), topology);
         agent.allocation = Some(allocation);
         Some(reports)
     };

@@ -7,7 +7,7 @@ use clap::Parser;
 
 use crate::{
     admission,
-    allocation::{cdi, podresources},
+    allocation::{cdi, podresources, reader},
     logging::{LogFormat, LogLevel},
     plugins,
     policy::PolicyMode,
@@ -45,7 +45,8 @@ pub struct AgentConfig {
     #[arg(long, default_value = plugins::DEFAULT_DIR)]
     pub plugins_dir: PathBuf,
     /// Distinct (cgroup, device, ioctl) counters the kernel map holds;
-    /// calls for keys beyond it are counted as lost (reason map_full).
+    /// calls for keys beyond it are counted as lost (reason map_full). The
+    /// policy's verdicts map holds as many (cgroup, device, check) keys.
     #[arg(long, default_value_t = 16384, value_parser = parse_max_counters)]
     pub max_counters: u32,
     /// Read sysfs from here instead of /sys.
@@ -151,6 +152,20 @@ pub struct AgentConfig {
     /// A directory of CDI specs, for DRA claims (repeat for several).
     #[arg(long = "cdi-dir", default_values = cdi::DEFAULT_DIRS)]
     pub cdi_dirs: Vec<PathBuf>,
+}
+
+impl AgentConfig {
+    /// The allocation reader's settings, from these flags.
+    pub fn allocation(&self) -> reader::Settings {
+        reader::Settings {
+            socket: self.pod_resources_socket.clone(),
+            interval: self.allocation_interval,
+            timeout: self.cri_timeout,
+            cri_socket: self.cri_socket.clone(),
+            cdi_dirs: self.cdi_dirs.clone(),
+            dev_root: self.dev_root.clone(),
+        }
+    }
 }
 
 /// The most counters the kernel map may be asked to hold. The hash is

@@ -13,7 +13,9 @@
 //! container given the device, and a container of a pod kubelet does not
 //! list, make every call. Then a crowd of containers, each refused at its
 //! first call: how many first calls passed (`KUBENPU_ADMISSION_CROWD`
-//! containers, 8 by default; the README's figure is from 200).
+//! containers, 8 by default; the README's figure is from 200). On the
+//! newest kernel, then, more refused containers come and go than the
+//! kernel's verdicts map holds, and none of their verdicts is lost.
 //!
 //! kubelet cannot be installed here: `kubenpu-pods podresources` stands
 //! in for its PodResources server (the real protocol), listing every pod
@@ -40,6 +42,13 @@ const PASSED_CALLS: u64 = 4;
 /// containers ran, since every container holds a copy of the image and
 /// the guest's memory holds about 40.
 const BATCH: usize = 10;
+
+/// The verdicts map's size in the churn (`--max-counters`), its pods,
+/// and the refused containers of each: more than the map holds, in all.
+const CHURN_ROOM: usize = 4;
+const CHURN_PODS: usize = 3;
+const CHURN_BATCH: usize = 2;
+const _: () = assert!(CHURN_PODS * CHURN_BATCH > CHURN_ROOM);
 
 /// The crowd's pod of container `i` (from 1).
 fn crowd_pod(i: usize) -> String {
@@ -81,10 +90,45 @@ fn state(crowd: usize) -> String {
         let containers = (first..=last).map(|i| nothing(&format!("c{i}"))).collect();
         pods.push(pod(&crowd_pod(first), containers));
     }
+    for n in 1..=CHURN_PODS {
+        let containers = (1..=CHURN_BATCH)
+            .map(|i| nothing(&format!("c{i}")))
+            .collect();
+        pods.push(pod(&format!("churn-{n}"), containers));
+    }
     json!({"pods": pods, "list": "ok", "get": "ok"}).to_string()
 }
 
-fn script(crowd: usize) -> String {
+/// The churn (`churn` true): an agent whose verdicts map holds
+/// [`CHURN_ROOM`] keys, and pods of refused containers each removed once
+/// its refusals are shown, then gone from /metrics once swept (no grace),
+/// before the next comes.
+fn churn_script(churn: bool) -> String {
+    if !churn {
+        return String::new();
+    }
+    let refused = (1..=CHURN_BATCH)
+        .map(|i| format!("--container \"c{i}=kubenpu-workload $VGEM_RENDER:0x41:1 2> /out/c{i}.err; echo \\$? > /out/c{i}.rc; exec sleep 1000000\""))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut text = format!(
+        "start_agent --cri-socket $CRI_SOCKET --allocation-interval 1s --policy enforce --admission-wait 30s --max-counters {CHURN_ROOM} --series-grace 0s\n"
+    );
+    for n in 1..=CHURN_PODS {
+        text += &format!(
+            r#"
+            pod churn-{n} 00000000-0000-4000-8000-2{n:011} '{refused}'
+            wait_metrics "churn-{n}'s refusals are not shown" 'kubenpu_policy_refusals_total{{pod="churn-{n}",namespace="ml",container="c{CHURN_BATCH}"'
+            cp /shared/metrics /shared/metrics-churn-{n}
+            kubenpu-pods remove --dir "$CRI_DIR" $(cat /tmp/churn-{n}.sandbox)
+            swept churn-{n}
+            "#
+        );
+    }
+    text + "busybox wget -q -O /shared/metrics-churn http://127.0.0.1:8080/metrics\nstop_agent\n"
+}
+
+fn script(crowd: usize, churn: bool) -> String {
     // Each container's first accelerator call is the workload's first.
     let run = |name: &str, command: &str| {
         format!(
@@ -165,7 +209,7 @@ fn script(crowd: usize) -> String {
         done
         wait_metrics "the crowd's refusals are not all shown" 'kubenpu_policy_refusals_total{{pod="{last_pod}",namespace="ml",container="c{crowd}"'
         sleep 1
-        busybox wget -q -O /shared/metrics http://127.0.0.1:8080/metrics
+        busybox wget -q -O /shared/metrics-node http://127.0.0.1:8080/metrics
         stop_agent
 
         # The node's policy off, and a policy file that enforces in ml
@@ -186,11 +230,23 @@ fn script(crowd: usize) -> String {
         wait_file /shared/after/main.rc 120
         busybox wget -q -O /shared/metrics-file http://127.0.0.1:8080/metrics
         stop_agent
+
+        # swept POD: until POD's refusals are gone from /metrics.
+        swept() {{
+          tries=0
+          while busybox wget -q -O - http://127.0.0.1:8080/metrics | grep -q "kubenpu_policy_refusals_total{{pod=\"$1\""; do
+            tries=$((tries + 1))
+            [ "$tries" -lt 300 ] || fail "$1's series outlived its grace"
+            sleep 0.1
+          done
+        }}
+        {churn}
         kill -TERM $PODS_PID
         "#,
         empty = open("main", 5),
         last_pod = crowd_pod(crowd),
         late = open("main", STRANGER_CALLS),
+        churn = churn_script(churn),
     )
 }
 
@@ -213,9 +269,9 @@ fn each_container_is_refused_from_its_first_call(kernel: Kernel) {
                 .binary(env!("CARGO_BIN_EXE_kubenpu-oci-hook"))
                 .file("/usr/local/bin/kubenpu-workload32", 0o755, workload32)
         },
-        &script(crowd),
+        &script(crowd, kernel == Kernel::Sid),
     );
-    let m = results.file("metrics");
+    let m = results.file("metrics-node");
     check_metrics(&m).unwrap();
     let log = results.file("agent.log");
     let refused_open = |name: &str| {
@@ -351,4 +407,29 @@ fn each_container_is_refused_from_its_first_call(kernel: Kernel) {
     let attached = "policy off but for namespace(s) ml (policy file): BPF LSM checks on file_open, file_ioctl, file_ioctl_compat adopted the pinned checks with their rules";
     assert!(log.contains(attached), "{log}");
     assert!(!log.contains("panicked"), "{log}");
+    if kernel == Kernel::Sid {
+        churned(&results, &vgem);
+    }
+}
+
+/// The churn: each pod's containers refused and counted under their own
+/// labels though more refused containers came and went than the verdicts
+/// map holds; none of their verdicts lost.
+fn churned(results: &support::guest::Results, vgem: &str) {
+    for n in 1..=CHURN_PODS {
+        let m = results.file(&format!("metrics-churn-{n}"));
+        for i in 1..=CHURN_BATCH {
+            let series = format!(
+                r#"kubenpu_policy_refusals_total{{pod="churn-{n}",namespace="ml",container="c{i}",device="{vgem}",vendor="vgem",kind="other",hook="open",rule="allocated-only",action="refused"}}"#
+            );
+            assert_eq!(counter(&m, &series), 1, "{m}");
+        }
+        assert_eq!(counter(&m, "kubenpu_policy_verdicts_lost_total"), 0, "{m}");
+    }
+    let m = results.file("metrics-churn");
+    assert_eq!(counter(&m, "kubenpu_policy_verdicts_lost_total"), 0, "{m}");
+    assert!(
+        !m.contains(r#"kubenpu_policy_refusals_total{pod="churn-"#),
+        "{m}"
+    );
 }

@@ -286,15 +286,3 @@ impl Allocation {
         }
     }
 }
-
-/// The reader's settings from the agent's flags.
-pub fn settings(config: &crate::config::AgentConfig) -> reader::Settings {
-    reader::Settings {
-        socket: config.pod_resources_socket.clone(),
-        interval: config.allocation_interval,
-        timeout: config.cri_timeout,
-        cri_socket: config.cri_socket.clone(),
-        cdi_dirs: config.cdi_dirs.clone(),
-        dev_root: config.dev_root.clone(),
-    }
-}

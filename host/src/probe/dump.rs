@@ -24,8 +24,8 @@ use kubenpu_ebpf::{
 
 use super::{
     Btf, ProbeError,
+    counter::Counter,
     hook::load_error,
-    read::Counter,
     relocate::{Relocated, map_fd},
     syscall::{self, Target},
 };

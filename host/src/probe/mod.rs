@@ -5,6 +5,7 @@
 //! read its counters.
 
 mod btf;
+mod counter;
 mod dump;
 mod hook;
 mod inflight;
@@ -27,12 +28,13 @@ use dump::Dumps;
 use kubenpu_ebpf::{global, map};
 
 pub use btf::{Btf, BtfError};
+pub use counter::Counter;
 pub use hook::{
     Hook, HookChoice, link_kprobe_multi, link_kprobe_session, load_kprobe_multi,
     load_kprobe_session, load_on_module,
 };
 pub use policy::{Rules, Verdicts, link_lsm, load_lsm};
-pub use read::{Counter, Losses, RECURSION, Reading, pinned as read_pinned, sum_counts};
+pub use read::{Losses, RECURSION, Reading, pinned as read_pinned, sum_counts};
 pub use syscall::Side;
 
 use crate::{program::OBJECT, startup::Phases};
@@ -230,6 +232,9 @@ impl Probe {
             // Every named cgroup has at least one counter.
             .map_max_entries(map::OWNERS, config.max_counters)
             .map_max_entries(map::NAMES, config.max_counters)
+            // A refused cgroup has a verdict where a counted one has a
+            // counter; gone ones are folded away with their counters.
+            .map_max_entries(map::VERDICTS, config.max_counters)
             .default_map_pin_directory(&maps_dir)
             // INFLIGHT, task storage, is made above: aya only adopts it.
             .allow_unsupported_maps();

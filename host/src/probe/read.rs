@@ -11,16 +11,7 @@ use aya::{
 };
 use kubenpu_ebpf::{CountKey, CountValue, DurationKey, Loss, map};
 
-use super::{ProbeError, dump::Dumps, syscall};
-
-/// One counter: calls by one cgroup, on one device node, of one ioctl.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Counter {
-    /// Who, where, what.
-    pub key: CountKey,
-    /// How many calls (exactly), how many failed, their time and bytes.
-    pub value: CountValue,
-}
+use super::{ProbeError, counter::Counter, dump::Dumps, syscall};
 
 /// Losses per reason label.
 pub type Losses = Vec<(&'static str, u64)>;
