@@ -29,3 +29,14 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- get $presets .Values.cri.runtime -}}
 {{- end -}}
 {{- end -}}
+
+{{/* "true" where the policy may check anything: policy.mode is audit or
+enforce, or policy.namespaces sets a namespace to one of them (the agent
+attaches the checks for those namespaces with the node's mode off). */}}
+{{- define "kubenpu.policyOn" -}}
+{{- $on := ne .Values.policy.mode "off" -}}
+{{- range $namespace, $mode := .Values.policy.namespaces -}}
+{{- if ne $mode "off" -}}{{- $on = true -}}{{- end -}}
+{{- end -}}
+{{- if $on -}}true{{- end -}}
+{{- end -}}

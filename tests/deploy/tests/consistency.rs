@@ -247,3 +247,34 @@ fn every_option_means_the_same_in_helm_and_tanka() {
         }
     }
 }
+
+/// A namespace the policy file sets to enforce, with the node's mode off:
+/// the agent gets the file, its lease and the admission socket's
+/// directory, as it does with the node's mode on, from Helm and Tanka
+/// alike; a namespace set to off alone asks for nothing.
+#[test]
+fn a_namespace_mode_alone_gives_the_agent_its_policy_file() {
+    let tools = Tools::find().unwrap();
+    let enforced = helm(&tools, &["--set", "policy.namespaces.ml=enforce"]).unwrap();
+    let by_tanka = tanka(&json!({"policy": {"namespaces": {"ml": "enforce"}}})).unwrap();
+    assert_same_as_helm(&enforced, &[("tanka", &by_tanka)], &[]);
+    let pod = &agent(&enforced)["pod"];
+    let args = pod["containers"][0]["args"].as_array().unwrap();
+    for arg in [
+        "--policy=off",
+        "--policy-file=/etc/kubenpu/policy/policy.yaml",
+    ] {
+        assert!(args.contains(&json!(arg)), "{arg}: {pod}");
+    }
+    let mounts = pod["containers"][0]["volumeMounts"].to_string();
+    for path in ["/etc/kubenpu/policy", "/run/kubenpu"] {
+        assert!(mounts.contains(path), "{path}: {mounts}");
+    }
+    let file =
+        config_map_with(&enforced, "policy.yaml").unwrap()["data"]["policy.yaml"].to_string();
+    assert!(file.contains("ml") && file.contains("enforce"), "{file}");
+
+    let off = helm(&tools, &["--set", "policy.namespaces.ml=off"]).unwrap();
+    let pod = &agent(&off)["pod"];
+    assert!(!pod.to_string().contains("--policy-file"), "{pod}");
+}

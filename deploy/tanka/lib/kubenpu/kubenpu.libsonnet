@@ -40,7 +40,10 @@
   local tolerations = c.tolerations + (if c.accel.enabled then accelTolerations else []),
   local hostPath(name, path, type='Directory') = { name: name, hostPath: { path: path, type: type } },
   local mount(name, path, readOnly=true) = { name: name, mountPath: path } + (if readOnly then { readOnly: true } else {}),
-  local policyOn = c.policy.mode != 'off',
+  // Audit or enforce on the node, or in a namespace of the policy file
+  // (the agent attaches the checks for it with the node's mode off).
+  local policyOn = c.policy.mode != 'off'
+                   || std.length([m for m in std.objectValues(c.policy.namespaces) if m != 'off']) > 0,
   local nonEmpty(key, value) = if std.length(value) > 0 then { [key]: value } else {},
 
   local selectorLabels = {
@@ -107,7 +110,7 @@
                ] + ['--cdi-dir=/host/cdi/%d' % i for i in std.range(0, std.length(c.allocation.cdiDirs) - 1)]
                else ['--no-allocation'])
             + (if policyOn then (
-                 assert c.allocation.enabled : 'policy.mode needs allocation.enabled: the policy rules what the allocation join classifies';
+                 assert c.allocation.enabled : 'policy.mode needs allocation.enabled (as does a namespace in policy.namespaces set to audit or enforce): the policy rules what the allocation join classifies';
                  ['--policy=' + c.policy.mode, '--policy-lease=' + c.policy.lease, '--policy-file=/etc/kubenpu/policy/policy.yaml']
                ) else [])
             + (if c.fdinfo.enabled then ['--fdinfo', '--fdinfo-interval=' + c.fdinfo.interval] else [])
