@@ -7,13 +7,30 @@
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
 fail() { echo "@NONCE@ setup-failed: $*"; poweroff -f; }
 mkdir -p /proc /sys /dev /tmp /run /root /shared
+echo "@NONCE@ init"
 mount -t proc proc /proc || fail "mount proc"
+# A guest still running shortly before the host stops it, in its set-up
+# or in the command: each process's threads, and kernel threads in
+# uninterruptible sleep, with their state and kernel stack, so that a
+# hang says where it waits.
+(
+  sleep @DUMP_AFTER@
+  echo "@NONCE@ hung: still running after @DUMP_AFTER@ s; its tasks:"
+  for task in /proc/[0-9]*/task/[0-9]*; do
+    state=$(grep '^State:' "$task/status" 2>/dev/null) || continue
+    readlink "${task%/task/*}/exe" > /dev/null || [ "${state#*D (}" != "$state" ] || continue
+    echo "$task $(cat "$task/comm") $state wchan=$(cat "$task/wchan")"
+    sed 's/^/    /' "$task/stack"
+  done
+) &
+DUMP=$!
 mount -t sysfs sysfs /sys || fail "mount sysfs"
 mount -t devtmpfs devtmpfs /dev || fail "mount devtmpfs"
 mount -t tmpfs tmpfs /tmp
 mount -t tmpfs tmpfs /run
 mount -t cgroup2 cgroup2 /sys/fs/cgroup || fail "mount cgroup2"
 mount -t bpf bpf /sys/fs/bpf || fail "mount bpffs"
+echo "@NONCE@ setup: cgroup controllers"
 # Under TCG, a CPU inside code that another CPU patches as it turns a static
 # key on or off has crashed on the patch's int3 (6.12: the page and slab
 # allocators' cpuset and memory cgroup keys, flipped as runc made and removed
@@ -29,6 +46,7 @@ mount -t securityfs securityfs /sys/kernel/security 2>/dev/null
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 while read -r module; do
+  echo "@NONCE@ setup: insmod $module"
   insmod "/lib/modules/$module" || fail "insmod $module"
 done < /lib/modules/load-order
 ip link set lo up
@@ -36,23 +54,10 @@ ip link set lo up
 if [ -e /sys/class/net/eth0 ]; then
   ip addr add 10.0.2.15/24 dev eth0 && ip link set eth0 up && ip route add default via 10.0.2.2 || fail "network"
 fi
+echo "@NONCE@ setup: the shared directory"
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 shared /shared || fail "mount the shared directory"
 cd /shared
 echo "@NONCE@ begin"
-# A command still running shortly before the host stops the guest: each
-# process's threads, and kernel threads in uninterruptible sleep, with
-# their state and kernel stack, so that a hang says where it waits.
-(
-  sleep @DUMP_AFTER@
-  echo "@NONCE@ hung: still running after @DUMP_AFTER@ s; its tasks:"
-  for task in /proc/[0-9]*/task/[0-9]*; do
-    state=$(grep '^State:' "$task/status" 2>/dev/null) || continue
-    readlink "${task%/task/*}/exe" > /dev/null || [ "${state#*D (}" != "$state" ] || continue
-    echo "$task $(cat "$task/comm") $state wchan=$(cat "$task/wchan")"
-    sed 's/^/    /' "$task/stack"
-  done
-) &
-DUMP=$!
 /bin/sh /etc/kubenpu-vm/command.sh
 status=$?
 kill $DUMP 2>/dev/null

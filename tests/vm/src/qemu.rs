@@ -457,8 +457,13 @@ struct Transcript {
 
 impl Transcript {
     /// The last lines of the console, or, where init dumped the tasks of
-    /// a command that hung, everything from the dump on.
+    /// a guest that hung, everything from the dump on; where init never
+    /// started, that, said in one line.
     fn tail(&self, nonce: &str) -> String {
+        if self.marked(nonce, "init").is_none() {
+            let printed = self.lines[self.lines.len().saturating_sub(TAIL_LINES)..].join("\n");
+            return format!("(the kernel never started init)\n{printed}");
+        }
         let from = self
             .marked(nonce, "hung:")
             .unwrap_or(self.lines.len().saturating_sub(TAIL_LINES));
@@ -549,6 +554,7 @@ mod tests {
     #[test]
     fn a_hung_command_shows_the_whole_task_dump_else_the_last_lines() {
         let mut lines = vec![
+            "N0NCE init",
             "N0NCE begin",
             "N0NCE hung: still running after 153 s; its tasks:",
         ];
@@ -557,7 +563,17 @@ mod tests {
         let hung = transcript(&lines).tail("N0NCE");
         assert!(hung.starts_with("N0NCE hung:"), "{hung}");
         assert_eq!(hung.lines().count(), 61);
-        let quiet = transcript(&["N0NCE begin"; 60]).tail("N0NCE");
+        let mut begun = vec!["N0NCE init"];
+        begun.extend(["N0NCE begin"; 60]);
+        let quiet = transcript(&begun).tail("N0NCE");
         assert_eq!(quiet.lines().count(), super::TAIL_LINES);
+    }
+
+    #[test]
+    fn a_guest_hung_in_its_set_up_shows_the_step_and_one_that_never_ran_init_says_so() {
+        let setup = transcript(&["N0NCE init", "N0NCE setup: insmod vgem.ko"]).tail("N0NCE");
+        assert!(setup.ends_with("N0NCE setup: insmod vgem.ko"), "{setup}");
+        let silent = transcript(&[]).tail("N0NCE");
+        assert_eq!(silent.trim(), "(the kernel never started init)");
     }
 }
