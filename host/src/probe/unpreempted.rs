@@ -13,7 +13,9 @@
 //! highest priority: no fair, idle, batch, sched_ext or lower real-time
 //! task can preempt it, so no thread that could make a call runs on its
 //! CPU while the kernel holds the flag (interrupts do not make calls; a
-//! deadline task still could). That needs `CAP_SYS_NICE`. Without it the
+//! deadline task still could). That needs `CAP_SYS_NICE` (and, on a
+//! kernel with `CONFIG_RT_GROUP_SCHED`, real-time runtime for the agent's
+//! cgroup, which the warning names too). Without it the
 //! write is made all the same, and the agent says once what that can
 //! cost.
 //!
@@ -55,7 +57,7 @@ impl Raised {
                 static SAID: Once = Once::new();
                 SAID.call_once(|| {
                     tracing::warn!(
-                        "cannot run map writes as SCHED_FIFO ({e}): where the kernel preempts one, a busy thread's calls on that CPU are skipped until it resumes, counted as recursion losses; grant CAP_SYS_NICE to prevent it"
+                        "cannot run map writes as SCHED_FIFO ({e}): where the kernel preempts one, a busy thread's calls on that CPU are skipped until it resumes, counted as recursion losses; grant CAP_SYS_NICE to prevent it (and, where the kernel has CONFIG_RT_GROUP_SCHED, real-time runtime to the agent's cgroup: cpu.rt_runtime_us)"
                     );
                 });
                 Self { previous: None }
