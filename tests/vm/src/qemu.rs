@@ -19,6 +19,21 @@ const BASE_MODULES: &[&str] = &["virtio_pci", "virtio_gpu", "vgem", "9pnet_virti
 /// Lines of console shown when a run fails.
 const TAIL_LINES: usize = 40;
 
+/// How the kernel begins a report of its own failure. Under TCG a guest
+/// has crashed while kernel text was patched; the report's first lines
+/// say where, and the last lines of the console only hold its stack.
+const KERNEL_REPORTS: [&str; 6] = [
+    "BUG: ",
+    "Oops: ",
+    "general protection fault",
+    "invalid opcode: ",
+    "int3: ",
+    "Kernel panic - not syncing",
+];
+
+/// Lines of a kernel's report shown before the console's last lines.
+const REPORT_LINES: usize = 60;
+
 /// A virtual machine to boot once, configured with the builder methods.
 pub struct Vm {
     kernel: Kernel,
@@ -456,18 +471,35 @@ struct Transcript {
 }
 
 impl Transcript {
-    /// The last lines of the console, or, where init dumped the tasks of
-    /// a guest that hung, everything from the dump on; where init never
-    /// started, that, said in one line.
+    /// The last lines of the console; where init dumped the tasks of a
+    /// guest that hung, everything from the dump on; where the kernel
+    /// reported its own failure (an oops, a panic), that report first,
+    /// then the last lines. A kernel that never started init is said so
+    /// in one line before them.
     fn tail(&self, nonce: &str) -> String {
+        let last = self.lines.len().saturating_sub(TAIL_LINES);
+        let shown = match (self.marked(nonce, "hung:"), self.kernel_report()) {
+            (Some(dump), _) => self.lines[dump..].join("\n"),
+            (None, Some(report)) if report + REPORT_LINES < last => format!(
+                "{}\n[...]\n{}",
+                self.lines[report..report + REPORT_LINES].join("\n"),
+                self.lines[last..].join("\n")
+            ),
+            (None, Some(report)) => self.lines[report..].join("\n"),
+            (None, None) => self.lines[last..].join("\n"),
+        };
         if self.marked(nonce, "init").is_none() {
-            let printed = self.lines[self.lines.len().saturating_sub(TAIL_LINES)..].join("\n");
-            return format!("(the kernel never started init)\n{printed}");
+            format!("(the kernel never started init)\n{shown}")
+        } else {
+            shown
         }
-        let from = self
-            .marked(nonce, "hung:")
-            .unwrap_or(self.lines.len().saturating_sub(TAIL_LINES));
-        self.lines[from..].join("\n")
+    }
+
+    /// The first line of the kernel's report of its own failure.
+    fn kernel_report(&self) -> Option<usize> {
+        self.lines
+            .iter()
+            .position(|l| KERNEL_REPORTS.iter().any(|report| l.contains(report)))
     }
 
     /// The first line init marked with `what`.
@@ -543,6 +575,14 @@ mod tests {
         }
     }
 
+    /// A console whose command began, then `header` and `count` lines of
+    /// `stack`.
+    fn begun_then(header: &'static str, stack: &'static str, count: usize) -> Vec<&'static str> {
+        let mut lines = vec!["N0NCE init", "N0NCE begin", header];
+        lines.extend(std::iter::repeat_n(stack, count));
+        lines
+    }
+
     #[test]
     fn only_a_panic_before_the_command_counts_as_a_boot_failure() {
         let panic = "[    2.643937] Kernel panic - not syncing: Fatal exception in interrupt";
@@ -553,13 +593,11 @@ mod tests {
 
     #[test]
     fn a_hung_command_shows_the_whole_task_dump_else_the_last_lines() {
-        let mut lines = vec![
-            "N0NCE init",
-            "N0NCE begin",
+        let lines = begun_then(
             "N0NCE hung: still running after 153 s; its tasks:",
-        ];
-        let stacks = ["    [<0>] do_wait+0x5d/0x140"; 60];
-        lines.extend(stacks);
+            "    [<0>] do_wait+0x5d/0x140",
+            60,
+        );
         let hung = transcript(&lines).tail("N0NCE");
         assert!(hung.starts_with("N0NCE hung:"), "{hung}");
         assert_eq!(hung.lines().count(), 61);
@@ -567,6 +605,29 @@ mod tests {
         begun.extend(["N0NCE begin"; 60]);
         let quiet = transcript(&begun).tail("N0NCE");
         assert_eq!(quiet.lines().count(), super::TAIL_LINES);
+    }
+
+    #[test]
+    fn a_kernel_report_is_shown_from_its_first_line_then_the_last_lines() {
+        let mut lines = begun_then(
+            "[   11.1] Oops: invalid opcode: 0000 [#1] SMP",
+            "[   11.2]  __schedule+0x2a7/0x1070",
+            200,
+        );
+        lines.push("[   11.3] Kernel panic - not syncing: Fatal exception in interrupt");
+        let shown = transcript(&lines).tail("N0NCE");
+        assert!(
+            shown.starts_with("[   11.1] Oops: invalid opcode"),
+            "{shown}"
+        );
+        assert!(shown.ends_with("Fatal exception in interrupt"), "{shown}");
+        assert_eq!(
+            shown.lines().count(),
+            super::REPORT_LINES + 1 + super::TAIL_LINES
+        );
+        let short = transcript(&lines[..10]).tail("N0NCE");
+        assert!(short.starts_with("[   11.1] Oops:"), "{short}");
+        assert_eq!(short.lines().count(), 8);
     }
 
     #[test]
