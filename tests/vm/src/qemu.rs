@@ -19,9 +19,11 @@ const BASE_MODULES: &[&str] = &["virtio_pci", "virtio_gpu", "vgem", "9pnet_virti
 /// Lines of console shown when a run fails.
 const TAIL_LINES: usize = 40;
 
-/// How the kernel begins a report of its own failure. Under TCG a guest
-/// has crashed while kernel text was patched; the report's first lines
-/// say where, and the last lines of the console only hold its stack.
+/// How the kernel begins a report of its own failure, after the `[`
+/// of its message's timestamp (a command's output may say the same
+/// words). Under TCG a guest has crashed while kernel text was patched;
+/// the report's first lines say where, and the last lines of the console
+/// only hold its stack.
 const KERNEL_REPORTS: [&str; 6] = [
     "BUG: ",
     "Oops: ",
@@ -497,9 +499,9 @@ impl Transcript {
 
     /// The first line of the kernel's report of its own failure.
     fn kernel_report(&self) -> Option<usize> {
-        self.lines
-            .iter()
-            .position(|l| KERNEL_REPORTS.iter().any(|report| l.contains(report)))
+        self.lines.iter().position(|l| {
+            l.starts_with('[') && KERNEL_REPORTS.iter().any(|report| l.contains(report))
+        })
     }
 
     /// The first line init marked with `what`.
@@ -615,6 +617,8 @@ mod tests {
             200,
         );
         lines.push("[   11.3] Kernel panic - not syncing: Fatal exception in interrupt");
+        // The command's own output is not the kernel's.
+        lines.insert(2, "BUG: the workload printed this");
         let shown = transcript(&lines).tail("N0NCE");
         assert!(
             shown.starts_with("[   11.1] Oops: invalid opcode"),
@@ -625,7 +629,7 @@ mod tests {
             shown.lines().count(),
             super::REPORT_LINES + 1 + super::TAIL_LINES
         );
-        let short = transcript(&lines[..10]).tail("N0NCE");
+        let short = transcript(&lines[..11]).tail("N0NCE");
         assert!(short.starts_with("[   11.1] Oops:"), "{short}");
         assert_eq!(short.lines().count(), 8);
     }
