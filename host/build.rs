@@ -36,11 +36,12 @@ const PLUGIN_PROFILE: &str = "plugin";
 const PLUGIN_TARGET: &str = "wasm32-wasip2";
 
 /// The programs `host-ebpf` builds, which `src/program.rs` embeds.
-const KERNEL_PROGRAMS: [&str; 5] = [
+const KERNEL_PROGRAMS: [&str; 6] = [
     "kubenpu",
     "kubenpu-floor",
     "kubenpu-lsm-count",
     "kubenpu-per-event",
+    "kubenpu-scheduler",
     "kubenpu-table",
 ];
 

@@ -8,7 +8,7 @@
 
 /// Bumped whenever a map's key, value or meaning changes: an agent finding
 /// pinned maps of another layout replaces them instead of adopting them.
-pub const LAYOUT_VERSION: u32 = 7;
+pub const LAYOUT_VERSION: u32 = 8;
 
 /// The kernel function every DRM and accel driver routes ioctls through.
 /// Drivers outside DRM have their own entries, which the vendor plugins
@@ -68,6 +68,126 @@ pub mod program {
 /// calls, and rustc emits no `.ksyms` for extern functions.
 pub const SESSION_IS_RETURN_CALL: i32 = 0x4b4e_5055;
 
+/// The placement scheduler (sched_ext), a second object: its callbacks,
+/// the kfuncs they call, and what it counts. The agent loads it itself,
+/// as `struct sched_ext_ops` in a struct_ops map: aya 0.14 has no
+/// struct_ops.
+pub mod placement {
+    /// The scheduler's name, which `/sys/kernel/sched_ext/root/ops` shows
+    /// while it is in force.
+    pub const OPS_NAME: &str = "kubenpu";
+
+    /// Each callback: its member of `struct sched_ext_ops`, its program,
+    /// and whether it may sleep (the kernel lets a few callbacks sleep,
+    /// and `init` must, to create the queues).
+    pub const CALLBACKS: [(&str, &str, bool); 8] = [
+        ("select_cpu", "kubenpu_select_cpu", false),
+        ("enqueue", "kubenpu_enqueue", false),
+        ("dispatch", "kubenpu_dispatch", false),
+        ("running", "kubenpu_running", false),
+        ("stopping", "kubenpu_stopping", false),
+        ("enable", "kubenpu_enable", false),
+        ("init", "kubenpu_init", true),
+        ("exit", "kubenpu_exit", false),
+    ];
+
+    /// The helper numbers the callbacks call for sched_ext's kfuncs, which
+    /// the loader rewrites into the kfuncs' calls (see
+    /// [`SESSION_IS_RETURN_CALL`](super::SESSION_IS_RETURN_CALL)).
+    pub mod kfunc {
+        /// `scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle)`.
+        pub const SELECT_CPU_DFL: i32 = 0x4b4e_5100;
+        /// `scx_bpf_pick_idle_cpu_node(cpus_allowed, node, flags)`.
+        pub const PICK_IDLE_CPU_NODE: i32 = 0x4b4e_5101;
+        /// `scx_bpf_dsq_insert(p, dsq_id, slice, enq_flags)`.
+        pub const DSQ_INSERT: i32 = 0x4b4e_5102;
+        /// `scx_bpf_dsq_insert_vtime(p, dsq_id, slice, vtime, enq_flags)`.
+        pub const DSQ_INSERT_VTIME: i32 = 0x4b4e_5103;
+        /// `scx_bpf_dsq_move_to_local(dsq_id)`.
+        pub const DSQ_MOVE_TO_LOCAL: i32 = 0x4b4e_5104;
+        /// `scx_bpf_create_dsq(dsq_id, node)`.
+        pub const CREATE_DSQ: i32 = 0x4b4e_5105;
+        /// `scx_bpf_cpu_node(cpu)`.
+        pub const CPU_NODE: i32 = 0x4b4e_5106;
+        /// `scx_bpf_nr_node_ids()`.
+        pub const NR_NODE_IDS: i32 = 0x4b4e_5107;
+        /// `scx_bpf_task_cpu(p)`.
+        pub const TASK_CPU: i32 = 0x4b4e_5108;
+        /// `scx_bpf_kick_cpu(cpu, flags)`.
+        pub const KICK_CPU: i32 = 0x4b4e_5109;
+        /// `scx_bpf_task_set_dsq_vtime(p, vtime)`.
+        pub const TASK_SET_DSQ_VTIME: i32 = 0x4b4e_510a;
+        /// Every placeholder with its kfunc's name in vmlinux.
+        pub const ALL: [(i32, &str); 11] = [
+            (SELECT_CPU_DFL, "scx_bpf_select_cpu_dfl"),
+            (PICK_IDLE_CPU_NODE, "scx_bpf_pick_idle_cpu_node"),
+            (DSQ_INSERT, "scx_bpf_dsq_insert"),
+            (DSQ_INSERT_VTIME, "scx_bpf_dsq_insert_vtime"),
+            (DSQ_MOVE_TO_LOCAL, "scx_bpf_dsq_move_to_local"),
+            (CREATE_DSQ, "scx_bpf_create_dsq"),
+            (CPU_NODE, "scx_bpf_cpu_node"),
+            (NR_NODE_IDS, "scx_bpf_nr_node_ids"),
+            (TASK_CPU, "scx_bpf_task_cpu"),
+            (KICK_CPU, "scx_bpf_kick_cpu"),
+            (TASK_SET_DSQ_VTIME, "scx_bpf_task_set_dsq_vtime"),
+        ];
+    }
+
+    /// Indexes of the scheduler's per-CPU counters ([`map::PLACEMENT`](super::map::PLACEMENT)).
+    pub mod counter {
+        /// Wake-ups of a thread with a fresh hint placed on an idle CPU of
+        /// its device's node.
+        pub const PLACED: u32 = 0;
+        /// Wake-ups of a thread with a fresh hint that found no idle CPU
+        /// it may use on its device's node, and went where the fair rule
+        /// put it.
+        pub const FELL_BACK: u32 = 1;
+        /// How many counters there are.
+        pub const COUNT: u32 = 2;
+    }
+
+    /// Read-only globals the agent sets from the running kernel's BTF.
+    pub mod global {
+        /// Byte offset of `cpus_ptr` in `struct task_struct`.
+        pub const TASK_CPUS_PTR_OFFSET: &str = "TASK_CPUS_PTR_OFFSET";
+        /// Byte offset of `scx.dsq_vtime` in `struct task_struct`.
+        pub const TASK_DSQ_VTIME_OFFSET: &str = "TASK_DSQ_VTIME_OFFSET";
+        /// Byte offset of `scx.slice` in `struct task_struct`.
+        pub const TASK_SLICE_OFFSET: &str = "TASK_SLICE_OFFSET";
+        /// Byte offset of `scx.weight` in `struct task_struct`.
+        pub const TASK_WEIGHT_OFFSET: &str = "TASK_WEIGHT_OFFSET";
+        /// Byte offset of `kind` in `struct scx_exit_info`.
+        pub const EXIT_KIND_OFFSET: &str = "EXIT_KIND_OFFSET";
+        /// Byte offset of `exit_code` in `struct scx_exit_info`.
+        pub const EXIT_CODE_OFFSET: &str = "EXIT_CODE_OFFSET";
+        /// Byte offset of `reason` in `struct scx_exit_info`.
+        pub const EXIT_REASON_OFFSET: &str = "EXIT_REASON_OFFSET";
+        /// Byte offset of `msg` in `struct scx_exit_info`.
+        pub const EXIT_MSG_OFFSET: &str = "EXIT_MSG_OFFSET";
+        /// Nanoseconds after a thread's last counted call during which
+        /// its hint places it.
+        pub const HINT_FRESH_NS: &str = "HINT_FRESH_NS";
+    }
+}
+
+/// Why the placement scheduler last stopped, as the kernel told its
+/// `exit` callback (`struct scx_exit_info`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SchedulerExit {
+    /// `enum scx_exit_kind`: 64 and up an unregistration, 1024 and up an
+    /// error.
+    pub kind: u32,
+    /// How many times the scheduler has stopped since it was loaded.
+    pub exits: u32,
+    /// The exit code a scheduler or the kernel gave.
+    pub code: i64,
+    /// The kernel's one-line reason, NUL-terminated.
+    pub reason: [u8; 128],
+    /// The detail, such as the error's message, NUL-terminated.
+    pub message: [u8; 256],
+}
+
 /// Map names in the object.
 pub mod map {
     /// `u32` kernel dev_t (`MAJOR << 20 | MINOR`) ->
@@ -119,6 +239,12 @@ pub mod map {
     /// force. Past it, as when no agent has run for the lease's length
     /// (after an uninstall), the checks refuse and count nothing.
     pub const LEASE: &str = "LEASE";
+    /// The placement scheduler's per-CPU `u64` counters, by
+    /// [`placement::counter`](super::placement::counter).
+    pub const PLACEMENT: &str = "PLACEMENT";
+    /// One [`SchedulerExit`](super::SchedulerExit): why the placement
+    /// scheduler last stopped.
+    pub const EXITS: &str = "EXITS";
 }
 
 /// Read-only globals the agent sets before loading, resolved from the
@@ -393,8 +519,10 @@ pub struct Inflight {
     pub kind: u32,
     /// See [`inflight`].
     pub state: u32,
-    /// Padding, zero.
-    pub pad: u32,
+    /// The NUMA node of the device the call is on ([`NO_NUMA_NODE`] if
+    /// it has none). With `start_ns`, the thread's placement hint: the
+    /// node of the device it last called, and when.
+    pub numa_node: u32,
 }
 
 /// Key of the duration histogram.
@@ -581,6 +709,8 @@ mod pod {
     unsafe impl aya::Pod for super::CountValue {}
     // SAFETY: as above.
     unsafe impl aya::Pod for super::Inflight {}
+    // SAFETY: as above.
+    unsafe impl aya::Pod for super::SchedulerExit {}
     // SAFETY: as above.
     unsafe impl aya::Pod for super::DurationKey {}
     // SAFETY: as above: a u64 and byte arrays, no padding.

@@ -145,7 +145,7 @@ fn enter(call: &filter::Call, kept: &filter::Kept) {
             size_width: u32::from(entry.size_width),
             kind: entry.kind,
             state: inflight::INSIDE,
-            pad: 0,
+            numa_node: kept.numa_node,
         }
     };
 }

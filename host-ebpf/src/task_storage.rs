@@ -15,7 +15,7 @@ use core::{cell::UnsafeCell, marker::PhantomData, ptr};
 use aya_ebpf::{
     bindings::{
         BPF_F_NO_PREALLOC, BPF_LOCAL_STORAGE_GET_F_CREATE, bpf_map_def,
-        bpf_map_type::BPF_MAP_TYPE_TASK_STORAGE,
+        bpf_map_type::BPF_MAP_TYPE_TASK_STORAGE, task_struct,
     },
     helpers::{bpf_get_current_task_btf, bpf_task_storage_get},
 };
@@ -55,28 +55,31 @@ impl<V> TaskStorage<V> {
     /// The calling thread's value, if it has one.
     #[inline(always)]
     pub fn current(&self) -> Option<*mut V> {
-        self.get(0)
+        // SAFETY: a helper without arguments.
+        self.of(unsafe { bpf_get_current_task_btf() }, 0)
     }
 
     /// The calling thread's value, made (zeroed) if it has none; `None`
     /// only if the kernel could not allocate it.
     #[inline(always)]
     pub fn current_or_new(&self) -> Option<*mut V> {
-        self.get(u64::from(BPF_LOCAL_STORAGE_GET_F_CREATE))
+        self.of(
+            // SAFETY: a helper without arguments.
+            unsafe { bpf_get_current_task_btf() },
+            u64::from(BPF_LOCAL_STORAGE_GET_F_CREATE),
+        )
     }
 
+    /// `task`'s value, made (zeroed) if `flags` asks and it has none.
+    /// `task` must be a trusted BTF pointer to a `task_struct` (the
+    /// current task's, or a scheduler callback's argument): the verifier
+    /// refuses any other.
     #[inline(always)]
-    fn get(&self, flags: u64) -> Option<*mut V> {
-        // SAFETY: the map's definition and the current task's BTF pointer,
-        // as the helper takes them.
-        let value = unsafe {
-            bpf_task_storage_get(
-                self.def.get().cast(),
-                bpf_get_current_task_btf(),
-                ptr::null_mut(),
-                flags,
-            )
-        };
+    pub fn of(&self, task: *mut task_struct, flags: u64) -> Option<*mut V> {
+        // SAFETY: the map's definition and a task's BTF pointer, as the
+        // helper takes them.
+        let value =
+            unsafe { bpf_task_storage_get(self.def.get().cast(), task, ptr::null_mut(), flags) };
         (!value.is_null()).then_some(value.cast())
     }
 }

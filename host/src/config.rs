@@ -9,7 +9,7 @@ use crate::{
     admission,
     allocation::{cdi, podresources, reader},
     logging::{LogFormat, LogLevel},
-    plugins,
+    placement, plugins,
     policy::PolicyMode,
     probe::HookChoice,
 };
@@ -152,6 +152,13 @@ pub struct AgentConfig {
     /// A directory of CDI specs, for DRA claims (repeat for several).
     #[arg(long = "cdi-dir", default_values = cdi::DEFAULT_DIRS)]
     pub cdi_dirs: Vec<PathBuf>,
+    /// Placement of accelerator threads: off; hints (each thread's device
+    /// node, published for `kubenpuctl placement` and other schedulers);
+    /// sched-ext (hints, and a fair sched_ext scheduler that wakes each
+    /// thread on an idle CPU of its device's node; where the kernel has
+    /// no sched_ext or another scheduler runs, it stays on hints).
+    #[arg(long, value_enum, default_value = "off")]
+    pub placement: placement::Mode,
 }
 
 impl AgentConfig {

@@ -8,7 +8,8 @@
 //! drivers publish them, engine time and memory per pod; [`allocation`]
 //! joins what kubelet allocated to each container with what it calls, and
 //! [`policy`] rules, in the kernel, what each container may call, from
-//! its creation on where [`admission`] holds it until then.
+//! its creation on where [`admission`] holds it until then; [`placement`]
+//! runs each accelerator thread near its device.
 
 pub mod admission;
 pub mod agent;
@@ -24,6 +25,7 @@ pub mod fdinfo;
 pub mod http;
 pub mod logging;
 pub mod metrics;
+pub mod placement;
 pub mod plugins;
 pub mod policy;
 pub mod probe;

@@ -5,6 +5,11 @@
 /// in place.
 pub static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/kubenpu"));
 
+/// The placement scheduler (sched_ext), loaded only with `--placement
+/// sched-ext`.
+pub static SCHEDULER_OBJECT: &[u8] =
+    aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/kubenpu-scheduler"));
+
 /// Empty programs on the same hooks, for benchmarks: the floor the
 /// counting program's cost is compared with.
 pub static FLOOR_OBJECT: &[u8] =

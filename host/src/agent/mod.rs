@@ -30,6 +30,7 @@ use crate::{
     device_table::DeviceTable,
     faults::Faults,
     fdinfo,
+    placement::Placement,
     policy::Policy,
     probe::{self, Probe},
     usage::Usage,
@@ -52,6 +53,7 @@ pub async fn run(config: AgentConfig) -> anyhow::Result<()> {
     } = startup::start(&config).await?;
     arms::run(&mut agent, &mut arms).await;
     serving.unready();
+    agent.placement.stop();
     if agent.admissions.is_some() {
         // Hooks find no agent at once, and let their containers start.
         let _ = std::fs::remove_file(&config.admission_socket);
@@ -88,6 +90,8 @@ struct Agent {
     /// Containers the runtime holds at their creation until they are
     /// ruled; none where the admission socket is not served.
     admissions: Option<Admissions>,
+    /// Placement: the mode in force, and the scheduler while it runs.
+    placement: Placement,
     /// The claimed character devices without nodes here, as last logged.
     absent_char_devices: Vec<String>,
 }

@@ -36,6 +36,7 @@ use crate::{
     discovery::{self, Roots},
     faults::Faults,
     fdinfo,
+    placement::Placement,
     plugins::{PluginHost, Vendors},
     policy::{self, Policy},
     probe::{self, Probe},
@@ -78,13 +79,21 @@ pub(super) async fn start(config: &AgentConfig) -> anyhow::Result<Started> {
             .and_then(|path| policy.follow_file(path)),
     );
     let probe = start_probe(config, &mut policy, &mut phases)?;
+    let placement = phases.time("placement", || {
+        Placement::start(
+            config.placement,
+            &config.sysfs_root,
+            &config.pin_path,
+            config.debug,
+        )
+    });
     info!("cgroups: {}", cgroup_root.display());
     let roots = roots(config);
     let table = phases.time("devices", || {
         let found = discovery::discover(&roots, &vendors.char_claims());
         DeviceTable::build(found.devices, vendors)
     });
-    let (mut agent, reports) = agent(config, &cgroup_root, probe, table, policy);
+    let (mut agent, reports) = agent(config, &cgroup_root, probe, table, policy, placement);
     phases.time("restore and tables", || {
         agent.restore();
         agent.adopt_rules();
@@ -140,6 +149,7 @@ fn agent(
     probe: Probe,
     table: DeviceTable,
     policy: Policy,
+    placement: Placement,
 ) -> (Agent, mpsc::UnboundedReceiver<resolver::Report>) {
     let (asks, reports) = resolver::spawn(
         Cri::new(config.cri_socket.clone(), config.cri_timeout),
@@ -163,6 +173,7 @@ fn agent(
         allocation: None,
         policy: (!config.no_allocation).then_some(policy),
         admissions: None,
+        placement,
         absent_char_devices: Vec::new(),
     };
     (agent, reports)

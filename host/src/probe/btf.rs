@@ -172,6 +172,37 @@ impl Btf {
             .ok_or_else(|| format!("{}: struct {name} has no member {member}", self.name))
     }
 
+    /// The id and byte size of `struct name` (for a struct_ops map's
+    /// value type and its programs' attach target).
+    pub fn struct_id(&self, name: &str) -> Result<(u32, u32), String> {
+        let i = self
+            .find(KIND_STRUCT, name, None)
+            .ok_or_else(|| format!("{} has no struct {name}", self.name))?;
+        let size = u32_at(&self.data, self.types[i] + 8).unwrap_or(0);
+        Ok((self.first_id + i as u32, size))
+    }
+
+    /// The index of `member` among `struct name`'s own members (a
+    /// struct_ops program's `expected_attach_type`), and its byte offset.
+    pub fn member_index(&self, name: &str, member: &str) -> Result<(u32, u32), String> {
+        let t = self
+            .find(KIND_STRUCT, name, None)
+            .and_then(|i| parse_type(&self.data, self.types[i]))
+            .ok_or_else(|| format!("{} has no struct {name}", self.name))?;
+        (0..t.vlen)
+            .find_map(|i| {
+                let at = t.extra + 12 * i;
+                let offset = u32_at(&self.data, at + 8)?;
+                let bits = if t.kind_flag {
+                    offset & 0xff_ffff
+                } else {
+                    offset
+                };
+                (self.name(u32_at(&self.data, at)?, None) == member).then_some((i as u32, bits / 8))
+            })
+            .ok_or_else(|| format!("{}: struct {name} has no member {member}", self.name))
+    }
+
     fn find_member(&self, t: &Type, member: &str, base_bits: u32) -> Option<u32> {
         (0..t.vlen).find_map(|i| {
             let at = t.extra + 12 * i;
@@ -234,6 +265,12 @@ mod tests {
         assert!(f_inode > 0 && f_inode.is_multiple_of(8), "{f_inode}");
         assert!(i_rdev > 0 && i_rdev.is_multiple_of(4), "{i_rdev}");
         assert!(btf.member_offset("file", "no_such_member").is_err());
+        let (index, offset) = btf.member_index("file", "f_inode").unwrap();
+        assert_eq!(offset, f_inode);
+        assert!(index > 0, "f_inode is not struct file's first member");
+        let (id, size) = btf.struct_id("file").unwrap();
+        assert!(id > 0 && size > f_inode, "{id} {size}");
+        assert!(btf.member_index("file", "no_such_member").is_err());
         assert!(btf.func_id("vfs_read", None).is_some());
     }
 

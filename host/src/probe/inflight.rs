@@ -57,7 +57,7 @@ fn failure(what: &str, e: &io::Error) -> ProbeError {
 
 /// Raw BTF of three types: `int` ([`KEY_TYPE`]), `unsigned char`
 /// ([`BYTE_TYPE`]) and `unsigned char[value_size]` ([`VALUE_TYPE`]).
-fn btf(value_size: u32) -> Vec<u8> {
+pub(super) fn btf(value_size: u32) -> Vec<u8> {
     const MAGIC: u16 = 0xeb9f;
     const HEADER_LEN: u32 = 24;
     const KIND_INT: u32 = 1 << 24;

@@ -17,6 +17,7 @@ mod pins;
 mod policy;
 mod read;
 mod relocate;
+pub mod struct_ops;
 mod syscall;
 mod tables;
 mod unpreempted;
@@ -33,6 +34,7 @@ pub use hook::{
     Hook, HookChoice, link_kprobe_multi, link_kprobe_session, load_kprobe_multi,
     load_kprobe_session, load_on_module,
 };
+pub use pins::maps_dir;
 pub use policy::{Rules, Verdicts, link_lsm, load_lsm};
 pub use read::{Losses, RECURSION, Reading, pinned as read_pinned, sum_counts};
 pub use syscall::Side;

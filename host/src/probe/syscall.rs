@@ -166,6 +166,16 @@ pub enum Target<'a> {
         /// The iterator target's BTF type id in vmlinux.
         btf_id: u32,
     },
+    /// One function member of a struct_ops type (such as
+    /// `sched_ext_ops`).
+    StructOps {
+        /// The struct's BTF type id in vmlinux.
+        btf_id: u32,
+        /// The member's index in the struct.
+        member: u32,
+        /// Whether the program may sleep (only some members allow it).
+        sleepable: bool,
+    },
 }
 
 /// Loads `insns` (already relocated against their maps) as program `name`
@@ -224,6 +234,18 @@ pub fn load_program(
             attr.__bindgen_anon_3.prog_type = bpf_prog_type::BPF_PROG_TYPE_TRACING as u32;
             attr.__bindgen_anon_3.expected_attach_type = bpf_attach_type::BPF_TRACE_ITER as u32;
             attr.__bindgen_anon_3.attach_btf_id = btf_id;
+        }
+        Target::StructOps {
+            btf_id,
+            member,
+            sleepable,
+        } => {
+            attr.__bindgen_anon_3.prog_type = bpf_prog_type::BPF_PROG_TYPE_STRUCT_OPS as u32;
+            attr.__bindgen_anon_3.expected_attach_type = member;
+            attr.__bindgen_anon_3.attach_btf_id = btf_id;
+            if sleepable {
+                attr.__bindgen_anon_3.prog_flags = aya_obj::generated::BPF_F_SLEEPABLE;
+            }
         }
     }
     // SAFETY: insns, license and log outlive the call, with the counts and
@@ -375,6 +397,59 @@ pub fn task_storage_map(
     };
     // SAFETY: no pointers; the BTF fd is open for the call.
     unsafe { bpf(bpf_cmd::BPF_MAP_CREATE, &mut attr) }.map(owned)
+}
+
+/// Creates a struct_ops map named `name` for vmlinux's value type
+/// `value_type` (`struct bpf_struct_ops_<ops>`) of `value_size` bytes,
+/// to be attached by a link (so that it detaches when the link closes).
+/// The kernel wants a BTF object of the caller's beside it, whatever it
+/// holds.
+pub fn struct_ops_map(
+    name: &str,
+    value_type: u32,
+    value_size: u32,
+    btf: BorrowedFd<'_>,
+) -> io::Result<OwnedFd> {
+    let mut attr: bpf_attr = zeroed();
+    let mut map_name = [0; 16];
+    for (slot, byte) in map_name.iter_mut().zip(name.bytes().take(15)) {
+        *slot = byte as _;
+    }
+    attr.__bindgen_anon_1 = bpf_attr__bindgen_ty_1 {
+        map_type: bpf_map_type::BPF_MAP_TYPE_STRUCT_OPS as u32,
+        key_size: 4,
+        value_size,
+        max_entries: 1,
+        map_flags: aya_obj::generated::BPF_F_LINK,
+        btf_fd: btf.as_raw_fd() as u32,
+        btf_vmlinux_value_type_id: value_type,
+        map_name,
+        ..zeroed()
+    };
+    // SAFETY: no pointers; the BTF fd is open for the call.
+    unsafe { bpf(bpf_cmd::BPF_MAP_CREATE, &mut attr) }.map(owned)
+}
+
+/// Writes `value` at `key` of `map`, whose values are `value.len()` bytes
+/// (the caller sized it from the map's type).
+pub fn update_elem(map: BorrowedFd<'_>, key: u32, value: &[u8]) -> io::Result<()> {
+    let mut attr: bpf_attr = zeroed();
+    attr.__bindgen_anon_2.map_fd = map.as_raw_fd() as u32;
+    attr.__bindgen_anon_2.key = &raw const key as u64;
+    attr.__bindgen_anon_2.__bindgen_anon_1.value = value.as_ptr() as u64;
+    // SAFETY: the key and value outlive the call; the value is as long as
+    // the map's values.
+    unsafe { bpf(bpf_cmd::BPF_MAP_UPDATE_ELEM, &mut attr) }.map(drop)
+}
+
+/// Attaches the struct_ops `map` (filled with its programs): the kernel
+/// starts calling them. Returns the link; closing it detaches.
+pub fn struct_ops_link(map: BorrowedFd<'_>) -> io::Result<OwnedFd> {
+    let mut attr: bpf_attr = zeroed();
+    attr.link_create.__bindgen_anon_1.map_fd = map.as_raw_fd() as u32;
+    attr.link_create.attach_type = bpf_attach_type::BPF_STRUCT_OPS as u32;
+    // SAFETY: a plain command on a map fd.
+    unsafe { bpf(bpf_cmd::BPF_LINK_CREATE, &mut attr) }.map(owned)
 }
 
 /// Opens the BPF object pinned at `path`.

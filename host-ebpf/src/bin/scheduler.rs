@@ -1,0 +1,391 @@
+//! KubeNPU's placement scheduler, for sched_ext: a fair scheduler for
+//! every task on the node, plus one rule. A thread that called an
+//! accelerator within the last [`HINT_FRESH_NS`] wakes on an idle CPU of
+//! that device's NUMA node, if one it may use exists; otherwise it goes
+//! where the fair rule puts it, and never waits for the node.
+//!
+//! SPDX-License-Identifier: GPL-2.0-only
+//!
+//! The fair rule is weighted virtual time, as in the kernel's example
+//! schedulers. A task's virtual time advances by the time it ran, scaled
+//! by 100 over its weight (nice 0 is 100), and the runnable task with the
+//! least virtual time runs first. A task that slept is brought up to one
+//! slice behind the current virtual time, so that sleeping earns no
+//! credit beyond a slice.
+//!
+//! - Queues: one per NUMA node, not one for the machine, so CPUs of one
+//!   node do not contend for the lock of another's queue. A task queues
+//!   on the node of the CPU it last ran on.
+//! - A CPU with nothing to run takes from its own node's queue, then from
+//!   the others', so no CPU idles while a task it may run waits.
+//! - A task queued while a CPU it may use is idle wakes that CPU.
+//! - Wake-ups of threads without a hint take the kernel's default
+//!   choice of an idle CPU (the previous one, its cache's, its node's).
+//!
+//! Affinity is never widened: every choice of CPU is among those the
+//! task may use (`cpus_ptr`, which holds its affinity and its cpuset),
+//! and the queues only hand a task to a CPU it may run on.
+//!
+//! The kernel's watchdog reverts every task to the fair class if a
+//! runnable task waits past the scheduler's timeout, if the scheduler
+//! errs, or if its link closes.
+//!
+//! Each callback is a program in section `fentry/<member>`, written
+//! without aya's attribute macros (whose programs return 0 whatever the
+//! function returns; `select_cpu` and `init` return values). The section
+//! is only for aya's parser, which refuses `struct_ops/`: the agent loads
+//! each program itself, as a struct_ops program for its member. Its
+//! context is the same as an fentry program's, the member's arguments in
+//! 64-bit slots.
+#![no_std]
+#![no_main]
+
+use core::ffi::c_void;
+
+use aya_ebpf::{
+    bindings::task_struct,
+    helpers::{bpf_ktime_get_ns, bpf_probe_read_kernel_str_bytes},
+    macros::map,
+    maps::{Array, PerCpuArray},
+    programs::FEntryContext,
+};
+use kubenpu_ebpf::{
+    Inflight, NO_NUMA_NODE, SchedulerExit,
+    placement::{counter, kfunc},
+};
+use task_storage::TaskStorage;
+
+#[path = "../object.rs"]
+mod object;
+#[path = "../task_storage.rs"]
+#[allow(
+    dead_code,
+    reason = "the scheduler reads other threads' records, never the current thread's"
+)]
+mod task_storage;
+
+/// A task's time on a CPU before the scheduler is asked again: the
+/// kernel's default slice (`SCX_SLICE_DFL`).
+const SLICE_NS: u64 = 20_000_000;
+/// The CPU's own local queue (`SCX_DSQ_LOCAL`).
+const DSQ_LOCAL: u64 = 0x8000_0000_0000_0002;
+/// `SCX_PICK_IDLE_IN_NODE`: only CPUs of the given node.
+const PICK_IDLE_IN_NODE: u64 = 2;
+/// `SCX_KICK_IDLE`: wake the CPU only if it is idle.
+const KICK_IDLE: u64 = 1;
+/// Queues made: node ids from 0 to this, a bound the verifier can see.
+const MAX_NODES: u32 = 64;
+/// The weight of a task of nice 0.
+const BASE_WEIGHT: u64 = 100;
+
+/// The counting program's per-thread records: the hint.
+#[map]
+static INFLIGHT: TaskStorage<Inflight> = TaskStorage::pinned();
+/// Per-CPU counters, by [`counter`].
+#[map]
+static PLACEMENT: PerCpuArray<u64> = PerCpuArray::with_max_entries(counter::COUNT, 0);
+/// Why the scheduler last stopped, written by its `exit` callback.
+#[map]
+static EXITS: Array<SchedulerExit> = Array::with_max_entries(1, 0);
+
+/// Offsets the agent sets from the running kernel's BTF.
+#[unsafe(no_mangle)]
+static TASK_CPUS_PTR_OFFSET: u32 = 0;
+#[unsafe(no_mangle)]
+static TASK_DSQ_VTIME_OFFSET: u32 = 0;
+#[unsafe(no_mangle)]
+static TASK_SLICE_OFFSET: u32 = 0;
+#[unsafe(no_mangle)]
+static TASK_WEIGHT_OFFSET: u32 = 0;
+#[unsafe(no_mangle)]
+static EXIT_KIND_OFFSET: u32 = 0;
+#[unsafe(no_mangle)]
+static EXIT_CODE_OFFSET: u32 = 0;
+#[unsafe(no_mangle)]
+static EXIT_REASON_OFFSET: u32 = 0;
+#[unsafe(no_mangle)]
+static EXIT_MSG_OFFSET: u32 = 0;
+/// How long after its last counted call a thread's hint places it.
+#[unsafe(no_mangle)]
+static HINT_FRESH_NS: u64 = 0;
+
+/// The virtual time of the task that last started running: the floor a
+/// waking task is brought up to (less a slice).
+#[unsafe(no_mangle)]
+static mut VTIME_NOW: u64 = 0;
+
+#[inline(always)]
+fn global<T: Copy>(value: &'static T) -> T {
+    // SAFETY: a read of our own global; volatile so the compiler does not
+    // fold in the placeholder value.
+    unsafe { core::ptr::read_volatile(value) }
+}
+
+/// A field of `p` at byte offset `offset`.
+#[inline(always)]
+fn field<T>(p: *mut task_struct, offset: &'static u32) -> *mut T {
+    // SAFETY: an offset into the task, from its BTF; the verifier checks
+    // the access against `struct task_struct`.
+    unsafe { p.cast::<u8>().add(global(offset) as usize).cast() }
+}
+
+/// Declares a kfunc call through its placeholder helper number, which
+/// the agent's loader rewrites into the kfunc's BTF id.
+macro_rules! kfunc {
+    ($(#[$doc:meta])* fn $name:ident = $placeholder:path, ($($arg:ident: $ty:ty),*) -> $ret:ty) => {
+        $(#[$doc])*
+        #[inline(always)]
+        fn $name($($arg: $ty),*) -> $ret {
+            // SAFETY: a call with the placeholder number, which the loader
+            // rewrites into the kfunc's; the kernel refuses the program
+            // if it was not rewritten, and checks the arguments against
+            // the kfunc's BTF.
+            unsafe {
+                let call: unsafe extern "C" fn($($ty),*) -> $ret =
+                    core::mem::transmute($placeholder as usize);
+                call($($arg),*)
+            }
+        }
+    };
+}
+
+kfunc!(
+    /// The kernel's default idle-CPU choice; `is_idle` says whether the
+    /// CPU it returns was idle (and is now claimed).
+    fn select_cpu_dfl = kfunc::SELECT_CPU_DFL,
+    (p: *mut task_struct, prev_cpu: i32, wake_flags: u64, is_idle: *mut bool) -> i32
+);
+kfunc!(
+    /// Claims an idle CPU of `cpus_allowed` on `node` (or, without
+    /// [`PICK_IDLE_IN_NODE`], the nearest node with one); negative if
+    /// none.
+    fn pick_idle_cpu_node = kfunc::PICK_IDLE_CPU_NODE,
+    (cpus_allowed: *const c_void, node: i32, flags: u64) -> i32
+);
+kfunc!(
+    fn dsq_insert = kfunc::DSQ_INSERT,
+    (p: *mut task_struct, dsq: u64, slice: u64, enq_flags: u64) -> ()
+);
+kfunc!(
+    fn dsq_insert_vtime = kfunc::DSQ_INSERT_VTIME,
+    (p: *mut task_struct, dsq: u64, slice: u64, vtime: u64, enq_flags: u64) -> ()
+);
+kfunc!(
+    /// Moves the first task of `dsq` this CPU may run to its local
+    /// queue. A `bool`: only the low byte is defined.
+    fn dsq_move_to_local = kfunc::DSQ_MOVE_TO_LOCAL,
+    (dsq: u64) -> u64
+);
+kfunc!(fn create_dsq = kfunc::CREATE_DSQ, (dsq: u64, node: i32) -> i32);
+kfunc!(fn cpu_node = kfunc::CPU_NODE, (cpu: i32) -> i32);
+kfunc!(fn nr_node_ids = kfunc::NR_NODE_IDS, () -> u32);
+kfunc!(fn task_cpu = kfunc::TASK_CPU, (p: *mut task_struct) -> i32);
+kfunc!(fn kick_cpu = kfunc::KICK_CPU, (cpu: i32, flags: u64) -> ());
+kfunc!(
+    /// Sets `p`'s virtual time (the kernel deprecates writing it
+    /// directly).
+    fn set_vtime = kfunc::TASK_SET_DSQ_VTIME,
+    (p: *mut task_struct, vtime: u64) -> u64
+);
+
+/// The CPUs `p` may run on: its affinity within its cpuset.
+#[inline(always)]
+fn cpus_allowed(p: *mut task_struct) -> *const c_void {
+    // SAFETY: `cpus_ptr`, a pointer the kernel keeps valid under RCU,
+    // which a scheduler callback holds.
+    unsafe { *field::<*const c_void>(p, &TASK_CPUS_PTR_OFFSET) }
+}
+
+/// `p`'s virtual time.
+#[inline(always)]
+fn vtime(p: *mut task_struct) -> u64 {
+    // SAFETY: `p`'s own field, read.
+    unsafe { *field::<u64>(p, &TASK_DSQ_VTIME_OFFSET) }
+}
+
+#[inline(always)]
+fn vtime_now() -> u64 {
+    // SAFETY: our own global; a racing update loses at most one
+    // advance, which the next task to run makes again.
+    unsafe { core::ptr::read_volatile(&raw const VTIME_NOW) }
+}
+
+/// The node of the device `p` called last, if it did so within
+/// [`HINT_FRESH_NS`].
+#[inline(always)]
+fn hinted_node(p: *mut task_struct) -> Option<i32> {
+    let record = INFLIGHT.of(p, 0)?;
+    // SAFETY: the thread's record; its own thread may be writing it on
+    // another CPU, and a torn read only gives a stale hint.
+    let (node, called_ns) = unsafe { ((*record).numa_node, (*record).start_ns) };
+    if node == NO_NUMA_NODE {
+        return None;
+    }
+    // SAFETY: a helper without arguments.
+    let age = unsafe { bpf_ktime_get_ns() }.saturating_sub(called_ns);
+    (age <= global(&HINT_FRESH_NS)).then_some(node as i32)
+}
+
+#[inline(always)]
+fn bump(index: u32) {
+    if let Some(count) = PLACEMENT.get_ptr_mut(index) {
+        // SAFETY: this CPU's own slot.
+        unsafe { *count += 1 };
+    }
+}
+
+/// `ops.select_cpu`: where a waking task goes.
+#[unsafe(link_section = "fentry/select_cpu")]
+#[unsafe(no_mangle)]
+pub extern "C" fn kubenpu_select_cpu(context: *mut c_void) -> i32 {
+    let ctx = FEntryContext::new(context);
+    let p: *mut task_struct = ctx.arg(0);
+    let prev_cpu: i32 = ctx.arg(1);
+    let wake_flags: u64 = ctx.arg(2);
+    if let Some(node) = hinted_node(p) {
+        let cpu = pick_idle_cpu_node(cpus_allowed(p), node, PICK_IDLE_IN_NODE);
+        if cpu >= 0 {
+            dsq_insert(p, DSQ_LOCAL, SLICE_NS, 0);
+            bump(counter::PLACED);
+            return cpu;
+        }
+        bump(counter::FELL_BACK);
+    }
+    let mut is_idle = false;
+    let cpu = select_cpu_dfl(p, prev_cpu, wake_flags, &mut is_idle);
+    if is_idle {
+        dsq_insert(p, DSQ_LOCAL, SLICE_NS, 0);
+    }
+    cpu
+}
+
+/// `ops.enqueue`: a runnable task that no idle CPU took joins its node's
+/// queue in virtual-time order; an idle CPU it may use is woken for it.
+#[unsafe(link_section = "fentry/enqueue")]
+#[unsafe(no_mangle)]
+pub extern "C" fn kubenpu_enqueue(context: *mut c_void) -> i32 {
+    let ctx = FEntryContext::new(context);
+    let p: *mut task_struct = ctx.arg(0);
+    let enq_flags: u64 = ctx.arg(1);
+    let node = cpu_node(task_cpu(p));
+    let own = vtime(p);
+    let floor = vtime_now().saturating_sub(SLICE_NS);
+    dsq_insert_vtime(p, node as u64, SLICE_NS, own.max(floor), enq_flags);
+    let idle = pick_idle_cpu_node(cpus_allowed(p), node, 0);
+    if idle >= 0 {
+        kick_cpu(idle, KICK_IDLE);
+    }
+    0
+}
+
+/// `ops.dispatch`: a CPU with nothing to run takes the first task it may
+/// run from its node's queue, else from another node's.
+#[unsafe(link_section = "fentry/dispatch")]
+#[unsafe(no_mangle)]
+pub extern "C" fn kubenpu_dispatch(context: *mut c_void) -> i32 {
+    let ctx = FEntryContext::new(context);
+    let cpu: i32 = ctx.arg(0);
+    let home = cpu_node(cpu);
+    if dsq_move_to_local(home as u64) & 0xff != 0 {
+        return 0;
+    }
+    let nodes = nr_node_ids();
+    for node in 0..MAX_NODES {
+        if node >= nodes {
+            break;
+        }
+        if node as i32 != home && dsq_move_to_local(u64::from(node)) & 0xff != 0 {
+            return 0;
+        }
+    }
+    0
+}
+
+/// `ops.running`: the task starting to run sets the current virtual time.
+#[unsafe(link_section = "fentry/running")]
+#[unsafe(no_mangle)]
+pub extern "C" fn kubenpu_running(context: *mut c_void) -> i32 {
+    let ctx = FEntryContext::new(context);
+    let p: *mut task_struct = ctx.arg(0);
+    let own = vtime(p);
+    if own > vtime_now() {
+        // SAFETY: our own global.
+        unsafe { core::ptr::write_volatile(&raw mut VTIME_NOW, own) };
+    }
+    0
+}
+
+/// `ops.stopping`: the task is charged the time it ran, scaled by its
+/// weight.
+#[unsafe(link_section = "fentry/stopping")]
+#[unsafe(no_mangle)]
+pub extern "C" fn kubenpu_stopping(context: *mut c_void) -> i32 {
+    let ctx = FEntryContext::new(context);
+    let p: *mut task_struct = ctx.arg(0);
+    // SAFETY: `p`'s own fields, read.
+    let (left, weight) = unsafe {
+        (
+            *field::<u64>(p, &TASK_SLICE_OFFSET),
+            u64::from(*field::<u32>(p, &TASK_WEIGHT_OFFSET)).max(1),
+        )
+    };
+    set_vtime(
+        p,
+        vtime(p) + SLICE_NS.saturating_sub(left) * BASE_WEIGHT / weight,
+    );
+    0
+}
+
+/// `ops.enable`: a task joining the scheduler starts at the current
+/// virtual time.
+#[unsafe(link_section = "fentry/enable")]
+#[unsafe(no_mangle)]
+pub extern "C" fn kubenpu_enable(context: *mut c_void) -> i32 {
+    let ctx = FEntryContext::new(context);
+    let p: *mut task_struct = ctx.arg(0);
+    set_vtime(p, vtime_now());
+    0
+}
+
+/// `ops.init`: one queue per NUMA node, its id the node's.
+#[unsafe(link_section = "fentry/init")]
+#[unsafe(no_mangle)]
+pub extern "C" fn kubenpu_init(context: *mut c_void) -> i32 {
+    let _ctx = FEntryContext::new(context);
+    let nodes = nr_node_ids();
+    for node in 0..MAX_NODES {
+        if node >= nodes {
+            break;
+        }
+        let made = create_dsq(u64::from(node), node as i32);
+        if made < 0 {
+            return made;
+        }
+    }
+    0
+}
+
+/// `ops.exit`: keeps why the scheduler stopped, for the agent to log.
+#[unsafe(link_section = "fentry/exit")]
+#[unsafe(no_mangle)]
+pub extern "C" fn kubenpu_exit(context: *mut c_void) -> i32 {
+    let ctx = FEntryContext::new(context);
+    let info: *const u8 = ctx.arg(0);
+    let Some(exit) = EXITS.get_ptr_mut(0) else {
+        return 0;
+    };
+    // SAFETY: `info` is the kernel's `struct scx_exit_info`, read at
+    // offsets from its BTF; the strings are read with the helper, which
+    // stops at their end or at our buffer's.
+    unsafe {
+        let exit = &mut *exit;
+        exit.kind = *(info.add(global(&EXIT_KIND_OFFSET) as usize) as *const u32);
+        exit.code = *(info.add(global(&EXIT_CODE_OFFSET) as usize) as *const i64);
+        let reason = *(info.add(global(&EXIT_REASON_OFFSET) as usize) as *const *const u8);
+        let message = *(info.add(global(&EXIT_MSG_OFFSET) as usize) as *const *const u8);
+        let _ = bpf_probe_read_kernel_str_bytes(reason, &mut exit.reason);
+        let _ = bpf_probe_read_kernel_str_bytes(message, &mut exit.message);
+        exit.exits += 1;
+    }
+    0
+}

@@ -1,0 +1,158 @@
+//! Placement: each accelerator thread runs on CPUs near the device it
+//! uses, without changing the application.
+//!
+//! The counting program keeps, in each thread's record (the pinned task
+//! storage map `INFLIGHT`), the NUMA node of the device it last called
+//! and when: the *hint*. The modes:
+//!
+//! - `off`: nothing is placed;
+//! - `hints`: the hints are published for others (their layout is in the
+//!   README) and `kubenpuctl placement` says what would fix each pod's
+//!   placement;
+//! - `sched-ext`: the agent also loads [`scheduler`], a fair sched_ext
+//!   scheduler for every task that wakes a thread with a fresh hint on an
+//!   idle CPU of its device's node. Where the kernel has no sched_ext, or
+//!   another BPF scheduler is in force, the agent says so in one line and
+//!   stays on hints: it never replaces a scheduler it did not load.
+
+pub mod sched_ext;
+pub mod scheduler;
+
+use std::{path::Path, time::Duration};
+
+use tracing::{info, warn};
+
+use self::{sched_ext::State, scheduler::Scheduler};
+use crate::probe::{Btf, ProbeError, VMLINUX_BTF};
+use kubenpu_ebpf::placement::OPS_NAME;
+
+/// How long after a thread's last counted call its hint places it: a
+/// thread that alternates some milliseconds of work with calls keeps its
+/// hint between them.
+pub const HINT_FRESH: Duration = Duration::from_millis(100);
+
+/// The longest a runnable task may wait under the scheduler before the
+/// kernel's watchdog reverts every task to the kernel's scheduler.
+pub const WATCHDOG: Duration = Duration::from_secs(5);
+
+/// What `--placement` asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Mode {
+    /// Nothing is placed.
+    #[default]
+    Off,
+    /// Hints only: each thread's device node, for `kubenpuctl placement`
+    /// and for other schedulers.
+    Hints,
+    /// Hints, and the agent's sched_ext scheduler.
+    SchedExt,
+}
+
+impl Mode {
+    /// Every mode, for the one-hot metric.
+    pub const ALL: [Mode; 3] = [Mode::Off, Mode::Hints, Mode::SchedExt];
+
+    /// The name on the command line and in metrics.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Off => "off",
+            Mode::Hints => "hints",
+            Mode::SchedExt => "sched-ext",
+        }
+    }
+}
+
+/// Detaches the scheduler an earlier agent left pinned at `pinned`, and
+/// waits (up to the watchdog's period) until the kernel has switched it
+/// out: a scheduler attached meanwhile would find sched_ext busy.
+fn replace_earlier(pinned: &Path, sysfs_root: &Path) {
+    if let Err(e) = scheduler::unpin(pinned) {
+        warn!("placement: cannot detach the earlier agent's scheduler: {e}");
+        return;
+    }
+    let deadline = std::time::Instant::now() + WATCHDOG;
+    // Still ours, or switching: `disabling` may already have no `ops`.
+    while matches!(State::read(sysfs_root), State::Loaded { ops, state } if ops == OPS_NAME || state != "enabled")
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Placement on this node: the mode asked for, the one in force, and the
+/// scheduler while it runs.
+pub struct Placement {
+    /// `--placement`.
+    pub asked: Mode,
+    /// What is in force: `hints` where `sched-ext` could not be.
+    pub mode: Mode,
+    scheduler: Option<Scheduler>,
+}
+
+impl Placement {
+    /// Puts `asked` in force. A scheduler this agent's pin directory
+    /// holds from an earlier agent is replaced by this one's (or removed,
+    /// in the other modes); another's is never touched.
+    pub fn start(asked: Mode, sysfs_root: &Path, pin_dir: &Path, debug: bool) -> Self {
+        let pinned = Scheduler::link_path(pin_dir);
+        if pinned.exists() {
+            replace_earlier(&pinned, sysfs_root);
+        }
+        let mut placement = Self {
+            asked,
+            mode: asked,
+            scheduler: None,
+        };
+        if asked != Mode::SchedExt {
+            return placement;
+        }
+        match State::read(sysfs_root) {
+            State::Absent => {
+                warn!(
+                    "placement: this kernel has no sched_ext (it needs CONFIG_SCHED_CLASS_EXT, Linux 6.12 or later); placement stays on hints"
+                );
+                placement.mode = Mode::Hints;
+            }
+            State::Loaded { ops, state } => {
+                warn!(
+                    "placement: another sched_ext scheduler ({ops:?}, {state}) is in force, and KubeNPU never replaces one; placement stays on hints"
+                );
+                placement.mode = Mode::Hints;
+            }
+            State::Disabled => match Btf::from_file(Path::new(VMLINUX_BTF), None)
+                .map_err(ProbeError::from)
+                .and_then(|vmlinux| {
+                    Scheduler::start(pin_dir, &vmlinux, WATCHDOG, HINT_FRESH, debug)
+                }) {
+                Ok(scheduler) => {
+                    info!(
+                        "placement: the sched_ext scheduler is in force (watchdog {}s)",
+                        WATCHDOG.as_secs()
+                    );
+                    placement.scheduler = Some(scheduler);
+                }
+                Err(e) => {
+                    warn!(
+                        "placement: cannot load the sched_ext scheduler: {e}; placement stays on hints"
+                    );
+                    placement.mode = Mode::Hints;
+                }
+            },
+        }
+        placement
+    }
+
+    /// The scheduler, while it runs.
+    pub fn scheduler(&self) -> Option<&Scheduler> {
+        self.scheduler.as_ref()
+    }
+
+    /// Leaves the node on the kernel's scheduler (at the agent's stop).
+    pub fn stop(&mut self) {
+        if let Some(scheduler) = self.scheduler.take()
+            && let Err(e) = scheduler.stop()
+        {
+            warn!("placement: cannot detach the sched_ext scheduler: {e}");
+        }
+    }
+}

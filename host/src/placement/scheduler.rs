@@ -1,0 +1,169 @@
+//! The placement scheduler (`host-ebpf`'s `scheduler.rs`) on the node:
+//! loaded with the running kernel's offsets, attached as sched_ext's
+//! `sched_ext_ops`, its link pinned so that a killed agent leaves it
+//! running (the kernel's watchdog still guards it), and read back: what
+//! it placed, and why it last stopped.
+
+use std::{
+    fs,
+    os::fd::AsFd as _,
+    path::{Path, PathBuf},
+    time::Duration,
+};
+
+use aya::{
+    Ebpf, EbpfLoader,
+    maps::{Array, PerCpuArray},
+};
+use kubenpu_ebpf::{
+    SchedulerExit, map,
+    placement::{CALLBACKS, OPS_NAME, counter, global, kfunc},
+};
+
+use crate::{
+    probe::{self, Btf, ProbeError, struct_ops},
+    program::SCHEDULER_OBJECT,
+};
+
+/// `SCX_OPS_BUILTIN_IDLE_PER_NODE`: idle CPUs tracked per node, which the
+/// node-aware kfuncs need.
+const BUILTIN_IDLE_PER_NODE: u64 = 0x40;
+
+/// What the scheduler counted since it was loaded.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Wake-ups placed on an idle CPU of the device's node.
+    pub placed: u64,
+    /// Wake-ups with a fresh hint that went where the fair rule put them.
+    pub fell_back: u64,
+}
+
+/// The scheduler, attached.
+pub struct Scheduler {
+    ebpf: Ebpf,
+    link: PathBuf,
+}
+
+impl Scheduler {
+    /// Where the scheduler's link is pinned under the agent's pin
+    /// directory.
+    pub fn link_path(pin_dir: &Path) -> PathBuf {
+        pin_dir.join("placement").join("scheduler")
+    }
+
+    /// Loads the scheduler and attaches it, with `watchdog` as the
+    /// longest a runnable task may wait before the kernel reverts every
+    /// task to its own scheduler, and `hint_fresh` as how long after a
+    /// thread's last counted call its hint places it. The counting
+    /// program's maps must be pinned already: the scheduler reads its
+    /// threads' records.
+    pub fn start(
+        pin_dir: &Path,
+        vmlinux: &Btf,
+        watchdog: Duration,
+        hint_fresh: Duration,
+        debug: bool,
+    ) -> Result<Self, ProbeError> {
+        let layout = ProbeError::Layout;
+        let scx = vmlinux
+            .member_offset("task_struct", "scx")
+            .map_err(layout)?;
+        let entity = |member| {
+            vmlinux
+                .member_offset("sched_ext_entity", member)
+                .map(|offset| scx + offset)
+                .map_err(layout)
+        };
+        let exit_info = |member| {
+            vmlinux
+                .member_offset("scx_exit_info", member)
+                .map_err(layout)
+        };
+        let cpus_ptr = vmlinux
+            .member_offset("task_struct", "cpus_ptr")
+            .map_err(layout)?;
+        let (vtime, slice, weight) = (entity("dsq_vtime")?, entity("slice")?, entity("weight")?);
+        let (kind, code, reason, message) = (
+            exit_info("kind")?,
+            exit_info("exit_code")?,
+            exit_info("reason")?,
+            exit_info("msg")?,
+        );
+        let fresh_ns = u64::try_from(hint_fresh.as_nanos()).unwrap_or(u64::MAX);
+        let ebpf = EbpfLoader::new()
+            .override_global(global::TASK_CPUS_PTR_OFFSET, &cpus_ptr, true)
+            .override_global(global::TASK_DSQ_VTIME_OFFSET, &vtime, true)
+            .override_global(global::TASK_SLICE_OFFSET, &slice, true)
+            .override_global(global::TASK_WEIGHT_OFFSET, &weight, true)
+            .override_global(global::EXIT_KIND_OFFSET, &kind, true)
+            .override_global(global::EXIT_CODE_OFFSET, &code, true)
+            .override_global(global::EXIT_REASON_OFFSET, &reason, true)
+            .override_global(global::EXIT_MSG_OFFSET, &message, true)
+            .override_global(global::HINT_FRESH_NS, &fresh_ns, true)
+            // INFLIGHT, the counting program's: adopted by name.
+            .default_map_pin_directory(probe::maps_dir(pin_dir))
+            .allow_unsupported_maps()
+            .load(SCHEDULER_OBJECT)
+            .map_err(|e| ProbeError::Other(format!("cannot load the placement scheduler: {e}")))?;
+        let timeout_ms = u32::try_from(watchdog.as_millis()).unwrap_or(u32::MAX);
+        let interface = struct_ops::Interface {
+            ops: "sched_ext_ops",
+            map_name: OPS_NAME,
+            callbacks: &CALLBACKS,
+            kfuncs: &kfunc::ALL,
+            fields: &[
+                ("name", struct_ops::Field::Text(OPS_NAME)),
+                ("flags", struct_ops::Field::U64(BUILTIN_IDLE_PER_NODE)),
+                ("timeout_ms", struct_ops::Field::U32(timeout_ms)),
+            ],
+        };
+        let link = struct_ops::attach(&ebpf, SCHEDULER_OBJECT, vmlinux, &interface, debug)?;
+        let path = Self::link_path(pin_dir);
+        if let Some(dir) = path.parent() {
+            fs::create_dir_all(dir).map_err(|e| ProbeError::Pin {
+                path: dir.display().to_string(),
+                error: e.to_string(),
+            })?;
+        }
+        struct_ops::pin(link.as_fd(), &path)?;
+        Ok(Self { ebpf, link: path })
+    }
+
+    /// What it counted, summed over CPUs.
+    pub fn counters(&self) -> Counters {
+        let sum = |index| {
+            self.ebpf
+                .map(map::PLACEMENT)
+                .and_then(|map| PerCpuArray::<_, u64>::try_from(map).ok())
+                .and_then(|array| array.get(&index, 0).ok())
+                .map_or(0, |values| values.iter().sum())
+        };
+        Counters {
+            placed: sum(counter::PLACED),
+            fell_back: sum(counter::FELL_BACK),
+        }
+    }
+
+    /// Why it last stopped, if it has.
+    pub fn exit(&self) -> Option<SchedulerExit> {
+        let array = Array::<_, SchedulerExit>::try_from(self.ebpf.map(map::EXITS)?).ok()?;
+        array.get(&0, 0).ok().filter(|exit| exit.exits > 0)
+    }
+
+    /// Detaches it: every task goes back to the kernel's scheduler.
+    pub fn stop(self) -> Result<(), ProbeError> {
+        unpin(&self.link)
+    }
+}
+
+/// Removes the pinned link at `path`, if any: once no fd holds it, the
+/// kernel detaches the scheduler.
+pub fn unpin(path: &Path) -> Result<(), ProbeError> {
+    match fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(ProbeError::Pin {
+            path: path.display().to_string(),
+            error: e.to_string(),
+        }),
+        _ => Ok(()),
+    }
+}
