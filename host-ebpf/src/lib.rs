@@ -117,8 +117,12 @@ pub mod placement {
         pub const KICK_CPU: i32 = 0x4b4e_5109;
         /// `scx_bpf_task_set_dsq_vtime(p, vtime)`.
         pub const TASK_SET_DSQ_VTIME: i32 = 0x4b4e_510a;
+        /// `scx_bpf_pick_any_cpu_node(cpus_allowed, node, flags)`.
+        pub const PICK_ANY_CPU_NODE: i32 = 0x4b4e_510b;
+        /// `scx_bpf_dsq_nr_queued(dsq_id)`.
+        pub const DSQ_NR_QUEUED: i32 = 0x4b4e_510c;
         /// Every placeholder with its kfunc's name in vmlinux.
-        pub const ALL: [(i32, &str); 11] = [
+        pub const ALL: [(i32, &str); 13] = [
             (SELECT_CPU_DFL, "scx_bpf_select_cpu_dfl"),
             (PICK_IDLE_CPU_NODE, "scx_bpf_pick_idle_cpu_node"),
             (DSQ_INSERT, "scx_bpf_dsq_insert"),
@@ -130,6 +134,8 @@ pub mod placement {
             (TASK_CPU, "scx_bpf_task_cpu"),
             (KICK_CPU, "scx_bpf_kick_cpu"),
             (TASK_SET_DSQ_VTIME, "scx_bpf_task_set_dsq_vtime"),
+            (PICK_ANY_CPU_NODE, "scx_bpf_pick_any_cpu_node"),
+            (DSQ_NR_QUEUED, "scx_bpf_dsq_nr_queued"),
         ];
     }
 
@@ -142,8 +148,14 @@ pub mod placement {
         /// it may use on its device's node, and went where the fair rule
         /// put it.
         pub const FELL_BACK: u32 = 1;
+        /// Threads with a fresh hint queued on their device's node.
+        pub const QUEUED_NEAR: u32 = 2;
+        /// Threads with a fresh hint queued elsewhere: a CPU of another
+        /// node was idle for them, or they may use no CPU of their
+        /// device's node.
+        pub const QUEUED_AWAY: u32 = 3;
         /// How many counters there are.
-        pub const COUNT: u32 = 2;
+        pub const COUNT: u32 = 4;
     }
 
     /// Read-only globals the agent sets from the running kernel's BTF.

@@ -176,6 +176,15 @@ kfunc!(
     fn dsq_move_to_local = kfunc::DSQ_MOVE_TO_LOCAL,
     (dsq: u64) -> u64
 );
+kfunc!(
+    /// Claims an idle CPU of `cpus_allowed` on `node` if there is one,
+    /// else names any CPU of them there (with [`PICK_IDLE_IN_NODE`]);
+    /// negative if `node` has none of them. With no CPU idle, a test of
+    /// whether a task may run on the node.
+    fn pick_any_cpu_node = kfunc::PICK_ANY_CPU_NODE,
+    (cpus_allowed: *const c_void, node: i32, flags: u64) -> i32
+);
+kfunc!(fn dsq_nr_queued = kfunc::DSQ_NR_QUEUED, (dsq: u64) -> i32);
 kfunc!(fn create_dsq = kfunc::CREATE_DSQ, (dsq: u64, node: i32) -> i32);
 kfunc!(fn cpu_node = kfunc::CPU_NODE, (cpu: i32) -> i32);
 kfunc!(fn nr_node_ids = kfunc::NR_NODE_IDS, () -> u32);
@@ -259,23 +268,69 @@ pub extern "C" fn kubenpu_select_cpu(context: *mut c_void) -> i32 {
     cpu
 }
 
-/// `ops.enqueue`: a runnable task that no idle CPU took joins its node's
-/// queue in virtual-time order; an idle CPU it may use is woken for it.
+/// `ops.enqueue`: a runnable task joins a node's queue in virtual-time
+/// order. The node it wants: a thread with a fresh hint its device's;
+/// any other task the node with the shortest queue (its own on a tie),
+/// so that the queues stay even and the threads placed near their
+/// devices wait no longer than they would anywhere.
+///
+/// - If a CPU it may use is idle (the wanted node's first, then the
+///   nearest), it joins that CPU's node and the CPU is woken: no CPU
+///   idles while a task it may run waits.
+/// - Else it joins the wanted node if it may use a CPU there, else its
+///   own CPU's.
 #[unsafe(link_section = "fentry/enqueue")]
 #[unsafe(no_mangle)]
 pub extern "C" fn kubenpu_enqueue(context: *mut c_void) -> i32 {
     let ctx = FEntryContext::new(context);
     let p: *mut task_struct = ctx.arg(0);
     let enq_flags: u64 = ctx.arg(1);
-    let node = cpu_node(task_cpu(p));
-    let own = vtime(p);
+    let here = cpu_node(task_cpu(p));
+    let hinted = hinted_node(p);
+    let wanted = match hinted {
+        Some(device) => device,
+        None => shortest_queue(here),
+    };
+    let idle = pick_idle_cpu_node(cpus_allowed(p), wanted, 0);
+    let node = if idle >= 0 {
+        cpu_node(idle)
+    } else if pick_any_cpu_node(cpus_allowed(p), wanted, PICK_IDLE_IN_NODE) >= 0 {
+        wanted
+    } else {
+        here
+    };
+    if hinted.is_some() {
+        bump(if node == wanted {
+            counter::QUEUED_NEAR
+        } else {
+            counter::QUEUED_AWAY
+        });
+    }
     let floor = vtime_now().saturating_sub(SLICE_NS);
-    dsq_insert_vtime(p, node as u64, SLICE_NS, own.max(floor), enq_flags);
-    let idle = pick_idle_cpu_node(cpus_allowed(p), node, 0);
+    dsq_insert_vtime(p, node as u64, SLICE_NS, vtime(p).max(floor), enq_flags);
     if idle >= 0 {
         kick_cpu(idle, KICK_IDLE);
     }
     0
+}
+
+/// The node whose queue holds the fewest tasks, `here` on a tie.
+#[inline(always)]
+fn shortest_queue(here: i32) -> i32 {
+    let nodes = nr_node_ids();
+    let mut best = here;
+    let mut least = dsq_nr_queued(here as u64);
+    for node in 0..MAX_NODES {
+        if node >= nodes {
+            break;
+        }
+        let queued = dsq_nr_queued(u64::from(node));
+        if queued < least {
+            best = node as i32;
+            least = queued;
+        }
+    }
+    best
 }
 
 /// `ops.dispatch`: a CPU with nothing to run takes the first task it may

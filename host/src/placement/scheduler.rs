@@ -36,6 +36,10 @@ pub struct Counters {
     pub placed: u64,
     /// Wake-ups with a fresh hint that went where the fair rule put them.
     pub fell_back: u64,
+    /// Threads with a fresh hint queued on their device's node.
+    pub queued_near: u64,
+    /// Threads with a fresh hint queued on another node.
+    pub queued_away: u64,
 }
 
 /// The scheduler, attached.
@@ -141,6 +145,8 @@ impl Scheduler {
         Counters {
             placed: sum(counter::PLACED),
             fell_back: sum(counter::FELL_BACK),
+            queued_near: sum(counter::QUEUED_NEAR),
+            queued_away: sum(counter::QUEUED_AWAY),
         }
     }
 

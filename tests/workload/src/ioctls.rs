@@ -207,13 +207,23 @@ fn sealed_memfd(bytes: u64) -> Result<libc::c_int, String> {
     Ok(fd)
 }
 
-/// Runs `item` once on `file`.
-pub fn issue(file: &File, item: &Item) -> Result<Outcome, String> {
+/// Keeps the CPU busy for `work`, without a system call.
+fn spin(work: Duration) {
+    let until = Instant::now() + work;
+    while Instant::now() < until {
+        std::hint::spin_loop();
+    }
+}
+
+/// Runs `item` once on `file`; `NODE:NR:COUNT` items spin for `work`
+/// before each call.
+pub fn issue(file: &File, item: &Item, work: Duration) -> Result<Outcome, String> {
     let mut outcome = Outcome::default();
     match item {
         Item::SendFd { .. } => {}
         Item::Raw { nr, count, .. } | Item::RecvFd { nr, count, .. } => {
             for _ in 0..*count {
+                spin(work);
                 let mut arg = [0u8; 64];
                 let started = Instant::now();
                 let ret = call(file, *nr, &mut arg);

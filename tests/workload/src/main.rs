@@ -46,7 +46,10 @@
 //! by the kernel, unseen by the workload, as a profiler's or a language
 //! runtime's signals do. With `--after PATH`, each item's calls wait,
 //! with its node already open, until PATH exists: a test changes what
-//! the kernel allows between a pod's open and its calls.
+//! the kernel allows between a pod's open and its calls. With
+//! `--work-us US`, the threads of a `NODE:NR:COUNT` item spin US
+//! microseconds of CPU work before each call, as a thread that computes
+//! between its submits does (placement runs it near its device).
 
 mod ioctls;
 mod passing;
@@ -123,7 +126,7 @@ fn run(item: &Item, options: &Options) -> Result<String, String> {
                 let file = &file;
                 scope.spawn(move || {
                     cpu.map_or(Ok(()), pin_to)?;
-                    ioctls::issue(file, item)
+                    ioctls::issue(file, item, options.work)
                 })
             })
             .collect();

@@ -84,11 +84,14 @@ pub struct Options {
     pub spread: bool,
     /// Wait, with each item's node open, until this path exists.
     pub after: Option<std::path::PathBuf>,
+    /// CPU work (a spin) before each call of a `NODE:NR:COUNT` item, as a
+    /// thread that computes between its submits does.
+    pub work: Duration,
     /// The items, in order.
     pub items: Vec<Item>,
 }
 
-const USAGE: &str = "usage: kubenpu-workload [--threads N] [--spread] [--signals MS] [--after PATH] ITEM... (ITEM: NODE:NR:COUNT, syncobj-wait:NODE:COUNT:TIMEOUT_MS, dumb:NODE:WxHxBPP,..., resource:NODE:BYTES,..., blob:NODE:BYTES,..., send-fd:SOCKET:NODE, recv-fd:SOCKET:NR:COUNT, heap:NODE:COUNT:BYTES, udmabuf:NODE:COUNT:BYTES)";
+const USAGE: &str = "usage: kubenpu-workload [--threads N] [--spread] [--signals MS] [--after PATH] [--work-us US] ITEM... (ITEM: NODE:NR:COUNT, syncobj-wait:NODE:COUNT:TIMEOUT_MS, dumb:NODE:WxHxBPP,..., resource:NODE:BYTES,..., blob:NODE:BYTES,..., send-fd:SOCKET:NODE, recv-fd:SOCKET:NR:COUNT, heap:NODE:COUNT:BYTES, udmabuf:NODE:COUNT:BYTES)";
 
 /// Parses the arguments.
 pub fn parse(mut args: Vec<String>) -> Result<Options, String> {
@@ -96,6 +99,7 @@ pub fn parse(mut args: Vec<String>) -> Result<Options, String> {
     let mut signals = None;
     let mut spread = false;
     let mut after = None;
+    let mut work = Duration::ZERO;
     loop {
         match args.first().map(String::as_str) {
             Some("--threads") => {
@@ -123,6 +127,14 @@ pub fn parse(mut args: Vec<String>) -> Result<Options, String> {
                 spread = true;
                 args.remove(0);
             }
+            Some("--work-us") => {
+                let us: u64 = args
+                    .get(1)
+                    .and_then(|n| n.parse().ok())
+                    .ok_or("--work-us needs microseconds of CPU work per call")?;
+                work = Duration::from_micros(us);
+                args.drain(..2);
+            }
             _ => break,
         }
     }
@@ -135,6 +147,7 @@ pub fn parse(mut args: Vec<String>) -> Result<Options, String> {
         signals,
         spread,
         after,
+        work,
         items,
     })
 }
