@@ -24,8 +24,8 @@ use tracing::{info, warn};
 use super::{
     Agent,
     arms::{
-        Arms, Arrivals, Listings, Names, Plugins, PolicyFile, Rescan, Scans, Scrapes,
-        report_rejections,
+        Arms, Arrivals, Listings, Names, Plugins, PolicyFile, Rescan, Scans, SchedulerWatch,
+        Scrapes, report_rejections,
     },
     preflight,
 };
@@ -108,6 +108,7 @@ pub(super) async fn start(config: &AgentConfig) -> anyhow::Result<Started> {
         scrapes: Scrapes::new(queries),
         rescan: Rescan::new(config.rescan_interval, roots),
         scans: Scans::new(config.fdinfo_interval, config.fdinfo),
+        scheduler: SchedulerWatch::new(),
         terminate: unix::signal(unix::SignalKind::terminate())?,
         interrupt: unix::signal(unix::SignalKind::interrupt())?,
     };

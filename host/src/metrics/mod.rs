@@ -7,6 +7,7 @@
 
 mod allocation;
 mod fdinfo;
+mod placement;
 mod policy;
 mod process;
 
@@ -27,6 +28,7 @@ use crate::{
     catalog::{DeviceKind, Series},
     device_table::DeviceTable,
     fdinfo::FdinfoView,
+    placement::PlacementView,
     plugins::Source,
     policy::PolicyView,
     probe::Losses,
@@ -64,6 +66,8 @@ pub struct Snapshot {
     pub allocation: Option<AllocationView>,
     /// The policy, unless the allocation join is off.
     pub policy: Option<PolicyView>,
+    /// Placement, unless it is off.
+    pub placement: Option<PlacementView>,
 }
 
 /// A `kubenpu_device_info` row.
@@ -427,6 +431,9 @@ impl Collector for Snapshot {
         }
         if let Some(view) = &self.policy {
             policy::encode(view, &mut encoder)?;
+        }
+        if let Some(view) = &self.placement {
+            placement::encode(view, &mut encoder)?;
         }
         Ok(())
     }

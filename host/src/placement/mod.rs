@@ -18,13 +18,18 @@
 pub mod sched_ext;
 pub mod scheduler;
 
-use std::{path::Path, time::Duration};
+use std::{
+    collections::BTreeMap,
+    path::{Path, PathBuf},
+    time::Duration,
+};
 
+use kubenpu_ebpf::{SchedulerExit, placement::OPS_NAME};
 use tracing::{info, warn};
 
+pub use self::scheduler::Counters;
 use self::{sched_ext::State, scheduler::Scheduler};
 use crate::probe::{Btf, ProbeError, VMLINUX_BTF};
-use kubenpu_ebpf::placement::OPS_NAME;
 
 /// How long after a thread's last counted call its hint places it: a
 /// thread that alternates some milliseconds of work with calls keeps its
@@ -87,6 +92,28 @@ pub struct Placement {
     /// What is in force: `hints` where `sched-ext` could not be.
     pub mode: Mode,
     scheduler: Option<Scheduler>,
+    sysfs_root: PathBuf,
+    /// What schedulers that stopped had counted.
+    before: Counters,
+    /// The scheduler's stops the kernel reported, by kind.
+    exits: BTreeMap<&'static str, u64>,
+}
+
+/// What a scrape shows of placement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlacementView {
+    /// `--placement`.
+    pub asked: Mode,
+    /// The mode in force.
+    pub mode: Mode,
+    /// sched_ext's state: `absent`, `disabled`, or the kernel's word.
+    pub sched_ext: String,
+    /// The scheduler in force, if any (`kubenpu` for the agent's).
+    pub ops: String,
+    /// What the agent's schedulers counted since the agent started.
+    pub counters: Counters,
+    /// Their stops, by kind.
+    pub exits: BTreeMap<&'static str, u64>,
 }
 
 impl Placement {
@@ -102,6 +129,9 @@ impl Placement {
             asked,
             mode: asked,
             scheduler: None,
+            sysfs_root: sysfs_root.to_owned(),
+            before: Counters::default(),
+            exits: BTreeMap::new(),
         };
         if asked != Mode::SchedExt {
             return placement;
@@ -142,17 +172,102 @@ impl Placement {
         placement
     }
 
-    /// The scheduler, while it runs.
-    pub fn scheduler(&self) -> Option<&Scheduler> {
-        self.scheduler.as_ref()
+    /// Whether the agent's scheduler is loaded, to be watched.
+    pub fn scheduling(&self) -> bool {
+        self.scheduler.is_some()
+    }
+
+    /// Checks that the agent's scheduler is still in force. If the
+    /// kernel stopped it (an error, a stalled task past the watchdog, a
+    /// SysRq reset), says why in one line, counts the stop, and stays on
+    /// hints: it is never loaded again by this agent, which could loop.
+    pub fn watch(&mut self) {
+        let Some(scheduler) = &self.scheduler else {
+            return;
+        };
+        match State::read(&self.sysfs_root) {
+            State::Loaded { ops, state } if ops == OPS_NAME && state == "enabled" => return,
+            // Its exit callback may not have run yet: at the next check.
+            State::Loaded { state, .. } if state == "disabling" => return,
+            _ => {}
+        }
+        let exit = scheduler.exit();
+        let (kind, reason) = match &exit {
+            Some(exit) => (exit_kind(exit.kind), exit_reason(exit)),
+            None => ("unknown", "it left no exit record".to_owned()),
+        };
+        warn!(
+            "placement: the kernel stopped the sched_ext scheduler ({kind}: {reason}); every task is on the kernel's scheduler, and placement stays on hints"
+        );
+        *self.exits.entry(kind).or_default() += 1;
+        self.end(Mode::Hints);
     }
 
     /// Leaves the node on the kernel's scheduler (at the agent's stop).
     pub fn stop(&mut self) {
-        if let Some(scheduler) = self.scheduler.take()
-            && let Err(e) = scheduler.stop()
-        {
-            warn!("placement: cannot detach the sched_ext scheduler: {e}");
+        self.end(self.mode);
+    }
+
+    /// Detaches the scheduler, if any, keeping what it counted; `mode`
+    /// is in force after.
+    fn end(&mut self, mode: Mode) {
+        if let Some(scheduler) = self.scheduler.take() {
+            self.before = self.before.plus(scheduler.counters());
+            if let Err(e) = scheduler.stop() {
+                warn!("placement: cannot detach the sched_ext scheduler: {e}");
+            }
         }
+        self.mode = mode;
+    }
+
+    /// What a scrape shows.
+    pub fn view(&self) -> PlacementView {
+        let (sched_ext, ops) = match State::read(&self.sysfs_root) {
+            State::Absent => ("absent".to_owned(), String::new()),
+            State::Disabled => ("disabled".to_owned(), String::new()),
+            State::Loaded { ops, state } => (state, ops),
+        };
+        let live = self
+            .scheduler
+            .as_ref()
+            .map(Scheduler::counters)
+            .unwrap_or_default();
+        PlacementView {
+            asked: self.asked,
+            mode: self.mode,
+            sched_ext,
+            ops,
+            counters: self.before.plus(live),
+            exits: self.exits.clone(),
+        }
+    }
+}
+
+/// The `kind` label of an `enum scx_exit_kind`.
+fn exit_kind(kind: u32) -> &'static str {
+    match kind {
+        1 => "done",
+        64 => "unregistered",
+        65 => "unregistered_bpf",
+        66 => "unregistered_kernel",
+        67 => "sysrq",
+        1024 => "error",
+        1025 => "error_bpf",
+        1026 => "error_stall",
+        _ => "other",
+    }
+}
+
+/// The kernel's reason and detail, as one line.
+fn exit_reason(exit: &SchedulerExit) -> String {
+    let text = |bytes: &[u8]| {
+        let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+        String::from_utf8_lossy(&bytes[..end])
+            .trim()
+            .replace('\n', "; ")
+    };
+    match (text(&exit.reason), text(&exit.message)) {
+        (reason, message) if message.is_empty() => reason,
+        (reason, message) => format!("{reason}: {message}"),
     }
 }

@@ -42,6 +42,18 @@ pub struct Counters {
     pub queued_away: u64,
 }
 
+impl Counters {
+    /// Both, summed.
+    pub fn plus(self, other: Self) -> Self {
+        Self {
+            placed: self.placed + other.placed,
+            fell_back: self.fell_back + other.fell_back,
+            queued_near: self.queued_near + other.queued_near,
+            queued_away: self.queued_away + other.queued_away,
+        }
+    }
+}
+
 /// The scheduler, attached.
 pub struct Scheduler {
     ebpf: Ebpf,
@@ -121,7 +133,8 @@ impl Scheduler {
                 ("timeout_ms", struct_ops::Field::U32(timeout_ms)),
             ],
         };
-        let link = struct_ops::attach(&ebpf, SCHEDULER_OBJECT, vmlinux, &interface, debug)?;
+        let callbacks = struct_ops::load(&ebpf, SCHEDULER_OBJECT, vmlinux, &interface, debug)?;
+        let link = struct_ops::attach(vmlinux, &interface, &callbacks)?;
         let path = Self::link_path(pin_dir);
         if let Some(dir) = path.parent() {
             fs::create_dir_all(dir).map_err(|e| ProbeError::Pin {
@@ -160,6 +173,21 @@ impl Scheduler {
     pub fn stop(self) -> Result<(), ProbeError> {
         unpin(&self.link)
     }
+}
+
+/// Attaches a sched_ext scheduler named `name` with no callbacks of its
+/// own (sched_ext's defaults: one global queue). For tests, as someone
+/// else's scheduler; it runs until the returned link closes.
+pub fn load_defaults(name: &str) -> Result<std::os::fd::OwnedFd, ProbeError> {
+    let vmlinux = Btf::from_file(Path::new(probe::VMLINUX_BTF), None)?;
+    let interface = struct_ops::Interface {
+        ops: "sched_ext_ops",
+        map_name: name,
+        callbacks: &[],
+        kfuncs: &[],
+        fields: &[("name", struct_ops::Field::Text(name))],
+    };
+    struct_ops::attach(&vmlinux, &interface, &[])
 }
 
 /// Removes the pinned link at `path`, if any: once no fd holds it, the

@@ -134,4 +134,21 @@ mod tests {
         assert!(refused.to_string().contains("CAP_BPF"), "{refused}");
         assert!(!refused.to_string().contains("5.13"), "{refused}");
     }
+
+    /// The README documents the record as placement's hint for other
+    /// schedulers: these offsets are a published layout.
+    #[test]
+    fn the_hints_layout_is_the_documented_one() {
+        use std::mem::offset_of;
+
+        use kubenpu_ebpf::CountKey;
+
+        assert_eq!(size_of::<Inflight>(), 72);
+        let key = offset_of!(Inflight, key);
+        assert_eq!(key + offset_of!(CountKey, cgroup_id), 0);
+        assert_eq!(key + offset_of!(CountKey, dev), 8);
+        assert_eq!(key + offset_of!(CountKey, nr), 12);
+        assert_eq!(offset_of!(Inflight, start_ns), 24);
+        assert_eq!(offset_of!(Inflight, numa_node), 68);
+    }
 }

@@ -29,7 +29,8 @@ use super::{
 /// A value for one of the struct's members that is not a function.
 #[derive(Debug, Clone, Copy)]
 pub enum Field<'a> {
-    /// A character array, such as a name: the bytes, NUL-padded.
+    /// A name, in a `char[128]` (as sched_ext's is): at most 127 bytes,
+    /// NUL-padded.
     Text(&'a str),
     /// A 32-bit integer.
     U32(u32),
@@ -52,31 +53,31 @@ pub struct Interface<'a> {
     pub fields: &'a [(&'a str, Field<'a>)],
 }
 
-/// Loads `interface`'s callbacks from `object` (whose maps `ebpf` made)
-/// and attaches it. Returns the link.
-pub fn attach(
+/// A callback loaded for its member.
+pub struct Loaded {
+    /// The member's byte offset in the struct.
+    offset: u32,
+    /// The program.
+    program: OwnedFd,
+}
+
+/// Loads `interface`'s callbacks from `object` (whose maps `ebpf` made),
+/// their kfunc calls linked, each as a struct_ops program for its member.
+pub fn load(
     ebpf: &Ebpf,
     object: &[u8],
     vmlinux: &Btf,
     interface: &Interface<'_>,
     debug: bool,
-) -> Result<OwnedFd, ProbeError> {
+) -> Result<Vec<Loaded>, ProbeError> {
     let ops = interface.ops;
-    let layout = |e: String| ProbeError::Layout(e);
-    let (ops_id, ops_size) = vmlinux.struct_id(ops).map_err(layout)?;
-    let wrapper = format!("bpf_struct_ops_{ops}");
-    let (value_id, value_size) = vmlinux.struct_id(&wrapper).map_err(layout)?;
-    let data = vmlinux.member_offset(&wrapper, "data").map_err(layout)? as usize;
-    let mut value = vec![0u8; value_size as usize];
-    if data + ops_size as usize > value.len() {
-        return Err(layout(format!("{wrapper} is smaller than its {ops}")));
-    }
-
+    let (ops_id, _) = vmlinux.struct_id(ops).map_err(ProbeError::Layout)?;
     let relocated = Relocated::new(ebpf, object)?;
-    // The programs must stay open until the map holds them.
-    let mut programs = Vec::with_capacity(interface.callbacks.len());
+    let mut loaded = Vec::with_capacity(interface.callbacks.len());
     for &(member, program, sleepable) in interface.callbacks {
-        let (index, offset) = vmlinux.member_index(ops, member).map_err(layout)?;
+        let (index, offset) = vmlinux
+            .member_index(ops, member)
+            .map_err(ProbeError::Layout)?;
         let mut insns = relocated.instructions(program)?;
         for &(placeholder, name) in interface.kfuncs {
             kfunc::link(&mut insns, placeholder, name, vmlinux)?;
@@ -86,20 +87,49 @@ pub fn attach(
             member: index,
             sleepable,
         };
-        let fd = syscall::load_program(&insns, program, target, debug)
+        let program = syscall::load_program(&insns, program, target, debug)
             .map_err(|e| load_error(&format!("loading {ops}.{member}"), e, debug))?;
+        loaded.push(Loaded { offset, program });
+    }
+    Ok(loaded)
+}
+
+/// Attaches `interface` with its `callbacks` (from [`load`]; none for an
+/// interface of defaults, such as a sched_ext scheduler that only has a
+/// name). Returns the link.
+pub fn attach(
+    vmlinux: &Btf,
+    interface: &Interface<'_>,
+    callbacks: &[Loaded],
+) -> Result<OwnedFd, ProbeError> {
+    let ops = interface.ops;
+    let layout = ProbeError::Layout;
+    let (_, ops_size) = vmlinux.struct_id(ops).map_err(layout)?;
+    let wrapper = format!("bpf_struct_ops_{ops}");
+    let (value_id, value_size) = vmlinux.struct_id(&wrapper).map_err(layout)?;
+    let data = vmlinux.member_offset(&wrapper, "data").map_err(layout)? as usize;
+    let mut value = vec![0u8; value_size as usize];
+    if data + ops_size as usize > value.len() {
+        return Err(layout(format!("{wrapper} is smaller than its {ops}")));
+    }
+    for callback in callbacks {
+        let fd = u64::from(callback.program.as_raw_fd() as u32);
         put(
             &mut value,
-            data + offset as usize,
-            &u64::from(fd.as_raw_fd() as u32).to_ne_bytes(),
+            data + callback.offset as usize,
+            &fd.to_ne_bytes(),
         );
-        programs.push(fd);
     }
     for &(member, field) in interface.fields {
         let (_, offset) = vmlinux.member_index(ops, member).map_err(layout)?;
         let at = data + offset as usize;
         match field {
-            Field::Text(text) => put(&mut value, at, text.as_bytes()),
+            Field::Text(text) if text.len() < 128 => put(&mut value, at, text.as_bytes()),
+            Field::Text(text) => {
+                return Err(ProbeError::Other(format!(
+                    "{ops}.{member} holds 127 bytes, not {text:?}"
+                )));
+            }
             Field::U32(n) => put(&mut value, at, &n.to_ne_bytes()),
             Field::U64(n) => put(&mut value, at, &n.to_ne_bytes()),
         }

@@ -171,11 +171,17 @@ pub fn vm(kernel: Kernel, shared: &Path) -> Vm {
         .shared_dir(shared)
 }
 
+/// `vm` with kubenpu-pods, the test support that also loads someone
+/// else's sched_ext scheduler.
+pub fn with_pods_tool(vm: Vm) -> Vm {
+    let pods = &binaries(vm.kernel().arch()).pods;
+    vm.binary(pods)
+}
+
 /// `vm` with a private containerd and kubenpu-pods (which acts as
 /// kubelet), and the pod helpers at `/pods.sh`.
 pub fn with_containerd(vm: Vm) -> Vm {
-    let pods = &binaries(vm.kernel().arch()).pods;
-    vm.binary(pods)
+    with_pods_tool(vm)
         .system_binary("/usr/bin/containerd")
         .system_binary("/usr/bin/containerd-shim-runc-v2")
         .system_binary("/usr/bin/runc")
@@ -227,6 +233,31 @@ impl Results {
             .map(|(k, v)| (k.clone(), v.as_u64().unwrap()))
             .collect();
         (counts, losses)
+    }
+
+    /// The calls of cgroup `cgroup` that snapshot `name` counts as made
+    /// from another NUMA node than their device's.
+    pub fn remote(&self, name: &str, cgroup: &str) -> u64 {
+        let id = self.cgroup_id(cgroup);
+        self.json(&format!("{name}.counts.json"))["counters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["cgroup_id"].as_u64() == Some(id))
+            .map(|c| c["remote"].as_u64().unwrap())
+            .sum()
+    }
+
+    /// The wall time, in seconds, of the workload run in `cgroup` (its
+    /// first item).
+    pub fn elapsed(&self, cgroup: &str) -> f64 {
+        let line = self
+            .file("issued")
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{cgroup} ")).map(str::to_owned))
+            .unwrap_or_else(|| panic!("{cgroup} issued nothing"));
+        let v: Value = serde_json::from_str(&line).unwrap();
+        v["elapsed_ns"].as_u64().unwrap() as f64 / 1e9
     }
 
     /// What the workloads in `cgroups` issued, as (cgroup, device, nr) -> calls.

@@ -9,6 +9,7 @@
 //! kubenpu-pods remove --dir D SANDBOX
 //! kubenpu-pods podresources --socket S --state F --calls L   kubelet's PodResources API until SIGTERM
 //! kubenpu-pods not-grpc --socket S           something else on kubelet's socket until SIGTERM
+//! kubenpu-pods scheduler --name N            someone else's sched_ext scheduler until SIGTERM
 //! ```
 
 use std::{path::PathBuf, process::ExitCode};
@@ -98,6 +99,13 @@ enum Command {
         #[arg(long)]
         socket: PathBuf,
     },
+    /// Load a sched_ext scheduler of sched_ext's defaults only (one
+    /// global queue), named --name, until SIGTERM or SIGINT: a scheduler
+    /// someone else loaded, which the agent must never replace.
+    Scheduler {
+        #[arg(long)]
+        name: String,
+    },
     /// Stop and remove a pod.
     Remove {
         #[arg(long)]
@@ -156,6 +164,16 @@ async fn run(command: Command) -> anyhow::Result<()> {
             }
             // Dropping it removes every pod, then stops containerd.
             drop(containerd);
+        }
+        Command::Scheduler { name } => {
+            let _link = kubenpu::placement::scheduler::load_defaults(&name)?;
+            eprintln!("kubenpu-pods: scheduler {name} loaded");
+            let mut terminate =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+            tokio::select! {
+                _ = terminate.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
         }
         Command::Image {
             dir,

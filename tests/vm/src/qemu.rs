@@ -53,6 +53,7 @@ pub struct Vm {
     remote_device: String,
     echo: bool,
     kernel_args: Vec<String>,
+    one_thread: bool,
 }
 
 /// What a finished run reports.
@@ -89,6 +90,7 @@ impl Vm {
             remote_device: VIRTIO_GPU.into(),
             echo: false,
             kernel_args: Vec::new(),
+            one_thread: false,
         }
     }
 
@@ -185,6 +187,17 @@ impl Vm {
     /// Adds `arg` to the kernel's command line (such as an `lsm=` list).
     pub fn kernel_arg(mut self, arg: &str) -> Self {
         self.kernel_args.push(arg.into());
+        self
+    }
+
+    /// Runs every vCPU in one host thread (TCG's `thread=single`) instead
+    /// of one thread each. For guests that patch kernel text while their
+    /// CPUs run, such as sched_ext turning its static keys on and off as
+    /// a scheduler comes and goes: under multi-threaded TCG a CPU has run
+    /// a patch's int3 after the patch was done, and the kernel oopsed.
+    /// The guest's CPUs then share one host core.
+    pub fn one_thread(mut self) -> Self {
+        self.one_thread = true;
         self
     }
 
@@ -297,7 +310,11 @@ impl Vm {
     fn qemu(&self, vmlinuz: &Path, initrd: &Path, shared: &Path) -> Command {
         let arch = self.kernel.arch();
         let mut cmd = Command::new(arch.qemu());
-        cmd.args(["-accel", &accelerator(arch)])
+        let mut accel = accelerator(arch);
+        if self.one_thread && accel == "tcg" {
+            accel.push_str(",thread=single");
+        }
+        cmd.args(["-accel", &accel])
             .args(arch.machine())
             .args([
                 "-smp",

@@ -113,6 +113,7 @@
                  assert c.allocation.enabled : 'policy.mode needs allocation.enabled (as does a namespace in policy.namespaces set to audit or enforce): the policy rules what the allocation join classifies';
                  ['--policy=' + c.policy.mode, '--policy-lease=' + c.policy.lease, '--policy-file=/etc/kubenpu/policy/policy.yaml']
                ) else [])
+            + (if c.placement.mode != 'off' then ['--placement=' + c.placement.mode] else [])
             + (if c.fdinfo.enabled then ['--fdinfo', '--fdinfo-interval=' + c.fdinfo.interval] else [])
             + c.agent.extraArgs,
             env: [{ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],

@@ -10,6 +10,7 @@ mod admission;
 mod allocation;
 mod fdinfo;
 mod names;
+mod placement;
 mod plugins;
 mod policy;
 mod rescan;
@@ -25,6 +26,7 @@ pub(super) use admission::Arrivals;
 pub(super) use allocation::Listings;
 pub(super) use fdinfo::Scans;
 pub(super) use names::Names;
+pub(super) use placement::SchedulerWatch;
 pub(super) use plugins::{Plugins, report_rejections};
 pub(super) use policy::PolicyFile;
 pub(super) use rescan::Rescan;
@@ -54,6 +56,7 @@ pub(super) struct Arms {
     pub rescan: Rescan,
     pub scans: Scans,
     pub plugins: Plugins,
+    pub scheduler: SchedulerWatch,
     /// Registered before the agent says it is ready, so a SIGTERM sent
     /// on that line is never the default action's.
     pub terminate: unix::Signal,
@@ -74,6 +77,9 @@ pub(super) async fn run(agent: &mut Agent, arms: &mut Arms) {
             event = arms.rescan.next() => arms.rescan.take(event, agent),
             event = arms.scans.next() => arms.scans.take(event, agent),
             event = arms.plugins.next() => arms.plugins.take(event, agent),
+            event = arms.scheduler.next(), if agent.placement.scheduling() => {
+                arms.scheduler.take(event, agent);
+            }
         }
     }
 }

@@ -4,6 +4,7 @@
 use tokio::sync::mpsc;
 
 use super::Arm;
+use crate::placement::Mode;
 use crate::{
     agent::{Agent, log_line},
     metrics::{DeviceInfo, PluginInfo, Snapshot},
@@ -74,6 +75,7 @@ impl Agent {
                 view.admissions = self.admissions.as_ref().map(|a| a.outcomes().clone());
                 view
             }),
+            placement: (self.placement.asked != Mode::Off).then(|| self.placement.view()),
         })
     }
 }
