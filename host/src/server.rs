@@ -1,8 +1,10 @@
 //! The agent's HTTP face: `/metrics` for Prometheus, `/healthz` and
 //! `/readyz` for kubelet's probes, `/api/v1/usage` (per-series totals as
 //! JSON) for `kubenpuctl top`, `/api/v1/allocations` (the allocation
-//! join) for `kubenpuctl allocations`, and `/api/v1/policy` (the rules in
-//! force and their verdicts) for `kubenpuctl policy`.
+//! join) for `kubenpuctl allocations`, `/api/v1/policy` (the rules in
+//! force and their verdicts) for `kubenpuctl policy`, and
+//! `/api/v1/placement` (the placement in force and what would fix each
+//! container's) for `kubenpuctl placement`.
 //!
 //! The server owns no state: each request asks the agent's loop for a
 //! fresh [`Snapshot`], so what is served is read from the kernel at
@@ -32,6 +34,7 @@ use tokio::sync::{mpsc, oneshot};
 use crate::{
     attribution::Owner,
     metrics::{self, Format, Snapshot},
+    placement::advice,
     policy::{self, rules},
 };
 
@@ -440,6 +443,129 @@ impl PolicyReport {
     }
 }
 
+/// The body of `/api/v1/placement`: the mode in force, what the agent's
+/// scheduler did, and each allocated container's placement on each of
+/// its devices, with what would fix it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PlacementReport {
+    /// Whether placement is on at all (not `--placement off`).
+    pub present: bool,
+    /// `--placement`.
+    pub asked: String,
+    /// The mode in force.
+    pub mode: String,
+    /// sched_ext's state on the node: `absent`, `disabled`, `enabled`, ...
+    pub sched_ext: String,
+    /// The scheduler in force, if any.
+    pub ops: String,
+    /// What the agent's scheduler did, by decision.
+    pub decisions: BTreeMap<String, u64>,
+    /// The kernel's stops of the agent's scheduler, by kind.
+    pub exits: BTreeMap<String, u64>,
+    /// One row per container and allocated device (the allocation join).
+    pub containers: Vec<PlacementRow>,
+}
+
+/// A container's placement against one of its devices, in
+/// `/api/v1/placement`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlacementRow {
+    /// The pod's namespace.
+    pub namespace: String,
+    /// The pod.
+    pub pod: String,
+    /// The container.
+    pub container: String,
+    /// The device.
+    pub device: String,
+    /// The device's NUMA node, if the machine names one.
+    pub device_node: Option<u32>,
+    /// Its counted calls on the device.
+    pub calls: u64,
+    /// Those made from a CPU of another node.
+    pub remote: u64,
+    /// Its CPUs against the device's node, where known.
+    pub numa_fit: Option<NumaFitRow>,
+    /// What would fix it, or why nothing needs to.
+    pub advice: String,
+}
+
+impl PlacementReport {
+    /// The report of `snapshot`.
+    fn of(snapshot: Snapshot) -> Self {
+        let Some(view) = snapshot.placement.clone() else {
+            return Self::default();
+        };
+        let node_of = |device: &str| {
+            snapshot
+                .devices
+                .iter()
+                .find(|d| d.device == device)
+                .and_then(|d| Some((d.numa_node.parse::<u32>().ok()?, d.vendor.as_str())))
+        };
+        let elsewhere = |vendor: &str, node: u32| -> Vec<String> {
+            snapshot
+                .devices
+                .iter()
+                .filter(|d| {
+                    d.vendor == vendor && d.numa_node.parse::<u32>().is_ok_and(|n| n != node)
+                })
+                .map(|d| d.device.clone())
+                .collect()
+        };
+        let containers = AllocationsReport::of(snapshot.clone())
+            .allocated
+            .into_iter()
+            .map(|row| {
+                let found = node_of(&row.device);
+                let usage = advice::Use {
+                    calls: row.calls,
+                    remote: row.remote,
+                    device_node: found.map(|(node, _)| node),
+                    cpus: row.numa_fit.as_ref().map(|fit| (fit.local_cpus, fit.cpus)),
+                };
+                let others = found
+                    .map(|(node, vendor)| elsewhere(vendor, node))
+                    .unwrap_or_default();
+                PlacementRow {
+                    advice: advice::advise(usage, view.mode, &others),
+                    device_node: usage.device_node,
+                    namespace: row.namespace,
+                    pod: row.pod,
+                    container: row.container,
+                    device: row.device,
+                    calls: row.calls,
+                    remote: row.remote,
+                    numa_fit: row.numa_fit,
+                }
+            })
+            .collect();
+        let counters = view.counters;
+        Self {
+            present: true,
+            asked: view.asked.as_str().to_owned(),
+            mode: view.mode.as_str().to_owned(),
+            sched_ext: view.sched_ext,
+            ops: view.ops,
+            decisions: [
+                ("woken_near", counters.placed),
+                ("woken_elsewhere", counters.fell_back),
+                ("queued_near", counters.queued_near),
+                ("queued_elsewhere", counters.queued_away),
+            ]
+            .into_iter()
+            .map(|(decision, count)| (decision.to_owned(), count))
+            .collect(),
+            exits: view
+                .exits
+                .into_iter()
+                .map(|(kind, stops)| (kind.to_owned(), stops))
+                .collect(),
+            containers,
+        }
+    }
+}
+
 fn strings(names: Vec<&str>) -> Vec<String> {
     names.into_iter().map(str::to_owned).collect()
 }
@@ -465,6 +591,7 @@ pub async fn serve(
         .route("/api/v1/usage", get(usage))
         .route("/api/v1/allocations", get(allocations))
         .route("/api/v1/policy", get(policy))
+        .route("/api/v1/placement", get(placement))
         .with_state(Shared { queries, ready });
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
@@ -520,6 +647,10 @@ async fn allocations(State(shared): State<Shared>) -> Response {
 
 async fn policy(State(shared): State<Shared>) -> Response {
     report(&shared, PolicyReport::of).await
+}
+
+async fn placement(State(shared): State<Shared>) -> Response {
+    report(&shared, PlacementReport::of).await
 }
 
 /// A fresh snapshot, as JSON in the shape `of` gives it.

@@ -8,7 +8,9 @@
 //! refuses in one line saying which capability it lacks, and counts with
 //! those two alone once `perf_event_paranoid` is 2, as values.yaml says.
 //! The policy's BPF LSM checks (in audit) load and attach with either
-//! set, and are adopted at each restart.
+//! set, and are adopted at each restart; so does placement's sched_ext
+//! scheduler where the kernel has sched_ext (sid), and elsewhere the
+//! agent says it has none in one line.
 
 mod support;
 
@@ -40,7 +42,12 @@ fn chart_agent(args: &[&str]) -> (String, Vec<String>) {
 }
 
 fn the_charts_capabilities_are_enough_and_needed(kernel: Kernel) {
-    let policy = ["--set", "policy.mode=audit"];
+    let policy = [
+        "--set",
+        "policy.mode=audit",
+        "--set",
+        "placement.mode=sched-ext",
+    ];
     let (chart_caps, args) = chart_agent(&policy);
     assert_eq!(chart_caps, "+bpf,+perfmon,+sys_nice,+sys_admin");
     let (minimal_caps, _) =
@@ -66,7 +73,8 @@ fn the_charts_capabilities_are_enough_and_needed(kernel: Kernel) {
     std::fs::copy("/usr/bin/setpriv", &setpriv).expect("util-linux's setpriv");
     let results = run_with(
         kernel,
-        |vm| vm.binary(&setpriv),
+        // sched_ext flips static keys as schedulers come and go.
+        |vm| vm.binary(&setpriv).one_thread(),
         &format!(
             "mkdir -p /host/dev /host/cgroup /host/bpf /host/cri /etc/kubenpu/policy
              mount --bind /dev /host/dev
@@ -166,6 +174,14 @@ fn the_charts_capabilities_are_enough_and_needed(kernel: Kernel) {
         results.output
     );
     assert!(results.log_lines("falls back to off").is_empty());
+    // The scheduler loads with either set, without CAP_SYS_ADMIN, on the
+    // kernel with sched_ext; elsewhere one line, and hints.
+    let placement = if kernel == Kernel::Bookworm {
+        "placement: this kernel has no sched_ext"
+    } else {
+        "placement: the sched_ext scheduler is in force"
+    };
+    assert_eq!(results.log_lines(placement).len(), 4, "{}", results.output);
     let refusals = results.log_lines("cannot attach to drm_ioctl");
     if kernel == Kernel::Bookworm {
         assert_eq!(refusals.len(), 1, "{}", results.output);

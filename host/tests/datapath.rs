@@ -372,8 +372,22 @@ fn exact_counts_with_fentry(kernel: Kernel) {
     );
 }
 
+/// Also placement: asked for its scheduler where the kernel has no
+/// sched_ext (Debian's 6.1 and 6.12), the agent says so in one line and
+/// counts exactly on hints; hints alone on the newest (sched-ext there is
+/// vm_placement's).
 fn exact_counts_with_auto(kernel: Kernel) {
-    let results = exact_counts(kernel, "auto");
+    let sched_ext = kernel.suite().starts_with("sid");
+    let placement = if sched_ext { "hints" } else { "sched-ext" };
+    let results = exact_counts(kernel, &format!("auto --placement {placement}"));
+    assert_eq!(
+        results
+            .log_lines("placement: this kernel has no sched_ext (it needs CONFIG_SCHED_CLASS_EXT")
+            .len(),
+        usize::from(!sched_ext),
+        "{}",
+        results.output
+    );
     // A kprobe session where the kernel's fprobe keeps return state per
     // task (6.14+: sid), kprobe.multi where it has fprobe (6.12).
     let expected = match kernel.suite() {

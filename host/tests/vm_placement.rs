@@ -82,6 +82,7 @@ fn threads_run_near_their_device_and_the_node_is_never_left_without_a_scheduler(
          done
          wait_metrics 'no placement series' 'kubenpu_placement_mode{mode=\"sched-ext\",asked=\"sched-ext\"} 1' 'kubenpu_placement_decisions_total{decision=\"queued_near\"}'
          cp /shared/metrics /shared/near.metrics
+         kubenpuctl placement > /shared/placement.txt || fail 'kubenpuctl placement failed'
          snapshot near
 
          # Killed: the scheduler stays, the node runs; the next agent
@@ -189,6 +190,14 @@ fn threads_run_near_their_device_and_the_node_is_never_left_without_a_scheduler(
             loops as f64 / seconds
         );
     }
+    let placement = results.file("placement.txt");
+    assert!(
+        placement.starts_with(
+            "placement: sched-ext (asked sched-ext); sched_ext enabled, scheduler kubenpu\nscheduler: "
+        ),
+        "{placement}"
+    );
+    assert!(placement.contains("queued_near "), "{placement}");
     assert_eq!(
         results.log_lines("placement stays on hints").len(),
         2,

@@ -15,6 +15,7 @@
 //!   another BPF scheduler is in force, the agent says so in one line and
 //!   stays on hints: it never replaces a scheduler it did not load.
 
+pub mod advice;
 pub mod sched_ext;
 pub mod scheduler;
 
@@ -65,6 +66,24 @@ impl Mode {
             Mode::SchedExt => "sched-ext",
         }
     }
+}
+
+/// Verifies the scheduler's programs, switches out the earlier agent's
+/// scheduler if `replacing`, then attaches this one.
+fn start_scheduler(
+    pin_dir: &Path,
+    sysfs_root: &Path,
+    replacing: bool,
+    debug: bool,
+) -> Result<Scheduler, ProbeError> {
+    let vmlinux = Btf::from_file(Path::new(VMLINUX_BTF), None)?;
+    let verified = Scheduler::load(pin_dir, &vmlinux, WATCHDOG, HINT_FRESH, debug);
+    if replacing {
+        // Whether or not this one loaded: an agent never leaves an
+        // earlier agent's scheduler running unwatched.
+        replace_earlier(&Scheduler::link_path(pin_dir), sysfs_root);
+    }
+    verified?.attach(&vmlinux)
 }
 
 /// Detaches the scheduler an earlier agent left pinned at `pinned`, and
@@ -118,13 +137,13 @@ pub struct PlacementView {
 
 impl Placement {
     /// Puts `asked` in force. A scheduler this agent's pin directory
-    /// holds from an earlier agent is replaced by this one's (or removed,
-    /// in the other modes); another's is never touched.
+    /// holds from an earlier agent is replaced by this one's (its
+    /// programs verified first, so the node spends only the switch
+    /// itself on the kernel's scheduler), or removed in the other modes;
+    /// a scheduler someone else loaded is never touched.
     pub fn start(asked: Mode, sysfs_root: &Path, pin_dir: &Path, debug: bool) -> Self {
         let pinned = Scheduler::link_path(pin_dir);
-        if pinned.exists() {
-            replace_earlier(&pinned, sysfs_root);
-        }
+        let earlier = pinned.exists();
         let mut placement = Self {
             asked,
             mode: asked,
@@ -133,27 +152,32 @@ impl Placement {
             before: Counters::default(),
             exits: BTreeMap::new(),
         };
-        if asked != Mode::SchedExt {
-            return placement;
+        let state = State::read(sysfs_root);
+        let ours = matches!(&state, State::Loaded { ops, .. } if earlier && ops == OPS_NAME);
+        if asked != Mode::SchedExt || !ours {
+            // An earlier agent's scheduler, in force or stopped by the
+            // kernel: this agent's mode or state replaces it.
+            if earlier {
+                replace_earlier(&pinned, sysfs_root);
+            }
+            if asked != Mode::SchedExt {
+                return placement;
+            }
         }
-        match State::read(sysfs_root) {
+        match state {
             State::Absent => {
                 warn!(
                     "placement: this kernel has no sched_ext (it needs CONFIG_SCHED_CLASS_EXT, Linux 6.12 or later); placement stays on hints"
                 );
                 placement.mode = Mode::Hints;
             }
-            State::Loaded { ops, state } => {
+            State::Loaded { ops, state } if !ours => {
                 warn!(
                     "placement: another sched_ext scheduler ({ops:?}, {state}) is in force, and KubeNPU never replaces one; placement stays on hints"
                 );
                 placement.mode = Mode::Hints;
             }
-            State::Disabled => match Btf::from_file(Path::new(VMLINUX_BTF), None)
-                .map_err(ProbeError::from)
-                .and_then(|vmlinux| {
-                    Scheduler::start(pin_dir, &vmlinux, WATCHDOG, HINT_FRESH, debug)
-                }) {
+            _ => match start_scheduler(pin_dir, sysfs_root, ours, debug) {
                 Ok(scheduler) => {
                     info!(
                         "placement: the sched_ext scheduler is in force (watchdog {}s)",

@@ -54,6 +54,51 @@ impl Counters {
     }
 }
 
+/// The scheduler's programs, verified and loaded, not attached yet: the
+/// slow part of a start (the verifier), done before an earlier agent's
+/// scheduler is switched out.
+pub struct Verified {
+    ebpf: Ebpf,
+    callbacks: Vec<struct_ops::Loaded>,
+    watchdog: Duration,
+    link: PathBuf,
+}
+
+impl Verified {
+    /// Attaches the scheduler, and pins its link.
+    pub fn attach(self, vmlinux: &Btf) -> Result<Scheduler, ProbeError> {
+        let timeout_ms = u32::try_from(self.watchdog.as_millis()).unwrap_or(u32::MAX);
+        let fields = [
+            ("name", struct_ops::Field::Text(OPS_NAME)),
+            ("flags", struct_ops::Field::U64(BUILTIN_IDLE_PER_NODE)),
+            ("timeout_ms", struct_ops::Field::U32(timeout_ms)),
+        ];
+        let link = struct_ops::attach(vmlinux, &interface(&fields), &self.callbacks)?;
+        if let Some(dir) = self.link.parent() {
+            fs::create_dir_all(dir).map_err(|e| ProbeError::Pin {
+                path: dir.display().to_string(),
+                error: e.to_string(),
+            })?;
+        }
+        struct_ops::pin(link.as_fd(), &self.link)?;
+        Ok(Scheduler {
+            ebpf: self.ebpf,
+            link: self.link,
+        })
+    }
+}
+
+/// The scheduler as `sched_ext_ops`, with `fields` set.
+fn interface<'a>(fields: &'a [(&'a str, struct_ops::Field<'a>)]) -> struct_ops::Interface<'a> {
+    struct_ops::Interface {
+        ops: "sched_ext_ops",
+        map_name: OPS_NAME,
+        callbacks: &CALLBACKS,
+        kfuncs: &kfunc::ALL,
+        fields,
+    }
+}
+
 /// The scheduler, attached.
 pub struct Scheduler {
     ebpf: Ebpf,
@@ -67,19 +112,19 @@ impl Scheduler {
         pin_dir.join("placement").join("scheduler")
     }
 
-    /// Loads the scheduler and attaches it, with `watchdog` as the
-    /// longest a runnable task may wait before the kernel reverts every
-    /// task to its own scheduler, and `hint_fresh` as how long after a
-    /// thread's last counted call its hint places it. The counting
-    /// program's maps must be pinned already: the scheduler reads its
-    /// threads' records.
-    pub fn start(
+    /// Loads the scheduler's programs through the verifier, without
+    /// attaching them, with `watchdog` as the longest a runnable task may
+    /// wait before the kernel reverts every task to its own scheduler,
+    /// and `hint_fresh` as how long after a thread's last counted call
+    /// its hint places it. The counting program's maps must be pinned
+    /// already: the scheduler reads its threads' records.
+    pub fn load(
         pin_dir: &Path,
         vmlinux: &Btf,
         watchdog: Duration,
         hint_fresh: Duration,
         debug: bool,
-    ) -> Result<Self, ProbeError> {
+    ) -> Result<Verified, ProbeError> {
         let layout = ProbeError::Layout;
         let scx = vmlinux
             .member_offset("task_struct", "scx")
@@ -121,29 +166,13 @@ impl Scheduler {
             .allow_unsupported_maps()
             .load(SCHEDULER_OBJECT)
             .map_err(|e| ProbeError::Other(format!("cannot load the placement scheduler: {e}")))?;
-        let timeout_ms = u32::try_from(watchdog.as_millis()).unwrap_or(u32::MAX);
-        let interface = struct_ops::Interface {
-            ops: "sched_ext_ops",
-            map_name: OPS_NAME,
-            callbacks: &CALLBACKS,
-            kfuncs: &kfunc::ALL,
-            fields: &[
-                ("name", struct_ops::Field::Text(OPS_NAME)),
-                ("flags", struct_ops::Field::U64(BUILTIN_IDLE_PER_NODE)),
-                ("timeout_ms", struct_ops::Field::U32(timeout_ms)),
-            ],
-        };
-        let callbacks = struct_ops::load(&ebpf, SCHEDULER_OBJECT, vmlinux, &interface, debug)?;
-        let link = struct_ops::attach(vmlinux, &interface, &callbacks)?;
-        let path = Self::link_path(pin_dir);
-        if let Some(dir) = path.parent() {
-            fs::create_dir_all(dir).map_err(|e| ProbeError::Pin {
-                path: dir.display().to_string(),
-                error: e.to_string(),
-            })?;
-        }
-        struct_ops::pin(link.as_fd(), &path)?;
-        Ok(Self { ebpf, link: path })
+        let callbacks = struct_ops::load(&ebpf, SCHEDULER_OBJECT, vmlinux, &interface(&[]), debug)?;
+        Ok(Verified {
+            ebpf,
+            callbacks,
+            watchdog,
+            link: Self::link_path(pin_dir),
+        })
     }
 
     /// What it counted, summed over CPUs.

@@ -13,6 +13,7 @@ use kubenpu::{
 };
 use report::Format;
 
+mod placement;
 mod policy;
 mod report;
 
@@ -99,6 +100,18 @@ enum Command {
         /// With --why: only this container of the pod.
         #[arg(long, requires = "why")]
         container: Option<String>,
+    },
+    /// The placement a running agent keeps in force, what its scheduler
+    /// did, and per allocated container and device its calls from another
+    /// NUMA node, its CPUs against the device's node, and what would fix
+    /// it.
+    Placement {
+        /// The agent's address (its --listen).
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        agent: String,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
     },
     /// List the vendor plugins in force, or check one plugin file.
     Plugins {
@@ -232,6 +245,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 }
                 _ => print!("{}", policy::table(&report, Format::json_if(json))),
             }
+        }
+        Command::Placement { agent, json } => {
+            let report: server::PlacementReport = ask(&agent, "/api/v1/placement")?;
+            print!("{}", placement::table(&report, Format::json_if(json)));
         }
         Command::Plugins {
             json,
