@@ -73,8 +73,7 @@ fn the_charts_capabilities_are_enough_and_needed(kernel: Kernel) {
     std::fs::copy("/usr/bin/setpriv", &setpriv).expect("util-linux's setpriv");
     let results = run_with(
         kernel,
-        // sched_ext flips static keys as schedulers come and go.
-        |vm| vm.binary(&setpriv).one_thread(),
+        |vm| vm.binary(&setpriv),
         &format!(
             "mkdir -p /host/dev /host/cgroup /host/bpf /host/cri /etc/kubenpu/policy
              mount --bind /dev /host/dev

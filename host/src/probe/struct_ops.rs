@@ -80,7 +80,13 @@ pub fn load(
             .map_err(ProbeError::Layout)?;
         let mut insns = relocated.instructions(program)?;
         for &(placeholder, name) in interface.kfuncs {
-            kfunc::link(&mut insns, placeholder, name, vmlinux)?;
+            // Not an attach failure: a kernel older than the callbacks.
+            kfunc::link(&mut insns, placeholder, name, vmlinux).map_err(|e| match e {
+                ProbeError::Attach(missing) => {
+                    ProbeError::Other(format!("{missing}, which {ops}.{member} calls"))
+                }
+                other => other,
+            })?;
         }
         let target = syscall::Target::StructOps {
             btf_id: ops_id,
