@@ -75,6 +75,8 @@ const PICK_IDLE_IN_NODE: u64 = 2;
 const KICK_IDLE: u64 = 1;
 /// Queues made: node ids from 0 to this, a bound the verifier can see.
 const MAX_NODES: u32 = 64;
+/// `E2BIG`, as `ops.init` returns it: more NUMA nodes than queues.
+const E2BIG: i32 = 7;
 /// The weight of a task of nice 0.
 const BASE_WEIGHT: u64 = 100;
 
@@ -324,6 +326,9 @@ fn shortest_queue(here: i32) -> i32 {
         if node >= nodes {
             break;
         }
+        if node as i32 == here {
+            continue;
+        }
         let queued = dsq_nr_queued(u64::from(node));
         if queued < least {
             best = node as i32;
@@ -402,12 +407,19 @@ pub extern "C" fn kubenpu_enable(context: *mut c_void) -> i32 {
     0
 }
 
-/// `ops.init`: one queue per NUMA node, its id the node's.
+/// `ops.init`: one queue per NUMA node, its id the node's; a machine of
+/// more than [`MAX_NODES`] nodes is refused.
 #[unsafe(link_section = "fentry/init")]
 #[unsafe(no_mangle)]
 pub extern "C" fn kubenpu_init(context: *mut c_void) -> i32 {
     let _ctx = FEntryContext::new(context);
     let nodes = nr_node_ids();
+    if nodes > MAX_NODES {
+        // A node without a queue would be an error at its first task,
+        // which would stop the scheduler mid-run: refuse it at the start
+        // instead (the agent then says so, and stays on hints).
+        return -E2BIG;
+    }
     for node in 0..MAX_NODES {
         if node >= nodes {
             break;

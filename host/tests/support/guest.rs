@@ -173,7 +173,7 @@ pub fn vm(kernel: Kernel, shared: &Path) -> Vm {
 
 /// `vm` with kubenpu-pods, the test support that also loads someone
 /// else's sched_ext scheduler.
-pub fn with_pods_tool(vm: Vm) -> Vm {
+fn with_pods_tool(vm: Vm) -> Vm {
     let pods = &binaries(vm.kernel().arch()).pods;
     vm.binary(pods)
 }
@@ -246,18 +246,6 @@ impl Results {
             .filter(|c| c["cgroup_id"].as_u64() == Some(id))
             .map(|c| c["remote"].as_u64().unwrap())
             .sum()
-    }
-
-    /// The wall time, in seconds, of the workload run in `cgroup` (its
-    /// first item).
-    pub fn elapsed(&self, cgroup: &str) -> f64 {
-        let line = self
-            .file("issued")
-            .lines()
-            .find_map(|l| l.strip_prefix(&format!("{cgroup} ")).map(str::to_owned))
-            .unwrap_or_else(|| panic!("{cgroup} issued nothing"));
-        let v: Value = serde_json::from_str(&line).unwrap();
-        v["elapsed_ns"].as_u64().unwrap() as f64 / 1e9
     }
 
     /// What the workloads in `cgroups` issued, as (cgroup, device, nr) -> calls.
