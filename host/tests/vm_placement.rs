@@ -1,6 +1,7 @@
 //! Placement, in a real kernel with sched_ext (the newest): two NUMA
 //! nodes of two CPUs, virtio-gpu on node 1, a pod on containerd whose
-//! four threads alternate 3 ms of CPU work with calls on it, beside a pod
+//! four threads alternate 3 ms of CPU work with an allocation on it and a
+//! wait for it (which sleeps until the host has made it), beside a pod
 //! with a busy loop on every CPU; neither has exclusive CPUs.
 //!
 //! - Under the kernel's scheduler (`--placement off`) and under the
@@ -42,8 +43,9 @@ wait
 exec sleep 1000000
 "#;
 
-/// Calls per thread, and threads, of the measured workload.
-const CALLS: u64 = 1500;
+/// Rounds per thread (an allocation and a wait each), and threads, of
+/// the measured workload.
+const ROUNDS: u64 = 750;
 const THREADS: u64 = 4;
 
 #[test]
@@ -79,7 +81,7 @@ fn threads_run_near_their_device_and_the_node_is_never_left_without_a_scheduler(
              || fail \"cannot run pod busy-$1\"
            kubenpu-pods pod --dir \"$CRI_DIR\" --pod ml/acc-$1/00000000-0000-4000-8000-00000000001$2 --image \"$WORKLOAD_IMAGE\" \\
              --mount /shared:/out --device $VIRTIO_RENDER \\
-             --container \"main=kubenpu-workload --threads 4 --work-us 3000 $VIRTIO_RENDER:0x42:1500 > /out/$1.part && mv /out/$1.part /out/$1.json\" \\
+             --container \"main=kubenpu-workload --threads 4 --work-us 3000 create-wait:$VIRTIO_RENDER:750 > /out/$1.part && mv /out/$1.part /out/$1.json\" \\
              > /tmp/acc-$1.sandbox || fail \"cannot run pod acc-$1\"
            wait_file /shared/$1.json 600
            tries=0
@@ -91,7 +93,8 @@ fn threads_run_near_their_device_and_the_node_is_never_left_without_a_scheduler(
            kubenpu-pods remove --dir \"$CRI_DIR\" \"$(cat /tmp/busy-$1.sandbox)\" || fail \"cannot remove pod busy-$1\"
            tries=0
            until busybox wget -q -O /shared/metrics http://127.0.0.1:8080/metrics \\
-             && grep -q \"kubenpu_ioctl_total{pod=.acc-$1.,namespace=.ml.,container=.main.,device=[^,]*,vendor=.virtio_gpu.,kind=.submit.} 6000\" /shared/metrics; do
+             && grep -q \"kubenpu_ioctl_total{pod=.acc-$1.,namespace=.ml.,container=.main.,device=[^,]*,vendor=.virtio_gpu.,kind=.alloc.} 3000\" /shared/metrics \\
+             && grep -q \"kubenpu_ioctl_total{pod=.acc-$1.,namespace=.ml.,container=.main.,device=[^,]*,vendor=.virtio_gpu.,kind=.wait.} 3000\" /shared/metrics; do
              tries=$((tries + 1))
              [ \"$tries\" -lt 300 ] || { grep 'ioctl_total' /shared/metrics; cat /shared/$1.json; fail \"acc-$1's calls were not all counted\"; }
              sleep 0.1
@@ -173,7 +176,8 @@ fn threads_run_near_their_device_and_the_node_is_never_left_without_a_scheduler(
     );
     // Counted exactly under every scheduler (--cleanup removes the counts:
     // each snapshot holds those since the last). The pods' calls are
-    // checked by the metrics the script waited for: all 6,000 each.
+    // checked by the metrics the script waited for: all 3,000 allocations
+    // and 3,000 waits each.
     for (snapshot, cgroups) in [
         ("near", &["confined"][..]),
         ("reset", &["killed", "reset"]),
@@ -190,7 +194,7 @@ fn threads_run_near_their_device_and_the_node_is_never_left_without_a_scheduler(
             );
         }
     }
-    let issued = THREADS * CALLS;
+    let issued = THREADS * ROUNDS * 2;
     let pod = |name: &str, family: &str| {
         let metrics = results.file(&format!("{name}.metrics"));
         exposition::per_pod(&metrics, family)
@@ -241,7 +245,7 @@ fn threads_run_near_their_device_and_the_node_is_never_left_without_a_scheduler(
             .sum();
         println!(
             "{name}: {:.0} accelerator iterations/s, {:.0} busy-loop iterations/s",
-            issued as f64 / seconds,
+            (THREADS * ROUNDS) as f64 / seconds,
             loops as f64 / seconds
         );
     }

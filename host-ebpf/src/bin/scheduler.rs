@@ -21,6 +21,12 @@
 //! - A task queued while a CPU it may use is idle wakes that CPU.
 //! - Wake-ups of threads without a hint take the kernel's default
 //!   choice of an idle CPU (the previous one, its cache's, its node's).
+//! - A task that wakes when no CPU it may use is idle preempts the task
+//!   running on a CPU of its queue's node, if that task is ahead of it in
+//!   virtual time by more than [`WAKEUP_GRANULARITY_NS`], as the kernel's
+//!   fair class preempts on wake-up. Without that, a thread that sleeps
+//!   between short bursts (as one waiting on a device does) would wait
+//!   for a CPU-bound task's slice to end at every wake-up.
 //!
 //! Affinity is never widened: every choice of CPU is among those the
 //! task may use (`cpus_ptr`, which holds its affinity and its cpuset),
@@ -44,7 +50,7 @@ use core::ffi::c_void;
 
 use aya_ebpf::{
     bindings::task_struct,
-    helpers::{bpf_ktime_get_ns, bpf_probe_read_kernel_str_bytes},
+    helpers::{bpf_get_smp_processor_id, bpf_ktime_get_ns, bpf_probe_read_kernel_str_bytes},
     macros::map,
     maps::{Array, PerCpuArray},
     programs::FEntryContext,
@@ -79,6 +85,31 @@ const MAX_NODES: u32 = 64;
 const E2BIG: i32 = 7;
 /// The weight of a task of nice 0.
 const BASE_WEIGHT: u64 = 100;
+/// `SCX_ENQ_WAKEUP`: the task is runnable because it woke up.
+const ENQ_WAKEUP: u64 = 1;
+/// `SCX_KICK_PREEMPT`: end the CPU's current task's slice now.
+const KICK_PREEMPT: u64 = 2;
+/// How far ahead in virtual time a running task must be for a waking
+/// one to preempt it: the kernel's fair class's former wake-up
+/// granularity, so that two tasks waking each other do not preempt each
+/// other at every turn.
+const WAKEUP_GRANULARITY_NS: u64 = 1_000_000;
+/// CPUs the per-CPU record of the running task covers: the kernel's
+/// largest `NR_CPUS`.
+const MAX_CPUS: u32 = 8192;
+
+/// The task this scheduler is running on a CPU, as a waking task's
+/// preemption sees it; all zero while the CPU runs none of its tasks.
+#[derive(Clone, Copy)]
+#[repr(C)]
+struct Running {
+    /// Its virtual time when it started.
+    vtime: u64,
+    /// When it started.
+    since_ns: u64,
+    /// Its weight.
+    weight: u64,
+}
 
 /// The counting program's per-thread records: the hint.
 #[map]
@@ -86,6 +117,9 @@ static INFLIGHT: TaskStorage<Inflight> = TaskStorage::pinned();
 /// Per-CPU counters, by [`counter`].
 #[map]
 static PLACEMENT: PerCpuArray<u64> = PerCpuArray::with_max_entries(counter::COUNT, 0);
+/// The task running on each CPU, by CPU.
+#[map]
+static RUNNING: Array<Running> = Array::with_max_entries(MAX_CPUS, 0);
 /// Why the scheduler last stopped, written by its `exit` callback.
 #[map]
 static EXITS: Array<SchedulerExit> = Array::with_max_entries(1, 0);
@@ -280,7 +314,8 @@ pub extern "C" fn kubenpu_select_cpu(context: *mut c_void) -> i32 {
 ///   nearest), it joins that CPU's node and the CPU is woken: no CPU
 ///   idles while a task it may run waits.
 /// - Else it joins the wanted node if it may use a CPU there, else its
-///   own CPU's.
+///   own CPU's; a waking task then preempts a task running there that is
+///   well ahead of it ([`preempt_for`]).
 #[unsafe(link_section = "fentry/enqueue")]
 #[unsafe(no_mangle)]
 pub extern "C" fn kubenpu_enqueue(context: *mut c_void) -> i32 {
@@ -309,11 +344,56 @@ pub extern "C" fn kubenpu_enqueue(context: *mut c_void) -> i32 {
         });
     }
     let floor = vtime_now().saturating_sub(SLICE_NS);
-    dsq_insert_vtime(p, node as u64, SLICE_NS, vtime(p).max(floor), enq_flags);
+    let own = vtime(p).max(floor);
+    dsq_insert_vtime(p, node as u64, SLICE_NS, own, enq_flags);
     if idle >= 0 {
         kick_cpu(idle, KICK_IDLE);
+    } else if enq_flags & ENQ_WAKEUP != 0 {
+        preempt_for(p, own, node);
     }
     0
+}
+
+/// Ends the slice of the task furthest ahead in virtual time of two
+/// running on `node` (the waking task's last CPU, if there, and one of
+/// the node's CPUs it may use, taken in turn), if it is ahead of `own` by
+/// more than [`WAKEUP_GRANULARITY_NS`]. Two candidates, not the node's
+/// every CPU, so that a wake-up costs the same on a 256-CPU node; the
+/// CPU whose task is preempted then takes the first task of its node's
+/// queue it may run.
+#[inline(always)]
+fn preempt_for(p: *mut task_struct, own: u64, node: i32) {
+    let last = task_cpu(p);
+    let other = pick_any_cpu_node(cpus_allowed(p), node, PICK_IDLE_IN_NODE);
+    let last_ahead = if cpu_node(last) == node {
+        running_vtime(last)
+    } else {
+        0
+    };
+    let other_ahead = if other >= 0 { running_vtime(other) } else { 0 };
+    let (victim, ahead) = if last_ahead >= other_ahead {
+        (last, last_ahead)
+    } else {
+        (other, other_ahead)
+    };
+    if ahead > own + WAKEUP_GRANULARITY_NS {
+        kick_cpu(victim, KICK_PREEMPT);
+    }
+}
+
+/// The virtual time the task running on `cpu` has reached, 0 if the CPU
+/// runs none of this scheduler's tasks.
+#[inline(always)]
+fn running_vtime(cpu: i32) -> u64 {
+    let Some(running) = RUNNING.get(cpu as u32) else {
+        return 0;
+    };
+    if running.weight == 0 {
+        return 0;
+    }
+    // SAFETY: a helper without arguments.
+    let ran = unsafe { bpf_ktime_get_ns() }.saturating_sub(running.since_ns);
+    running.vtime + ran * BASE_WEIGHT / running.weight
 }
 
 /// The node whose queue holds the fewest tasks, `here` on a tie.
@@ -372,26 +452,74 @@ pub extern "C" fn kubenpu_running(context: *mut c_void) -> i32 {
         // SAFETY: our own global.
         unsafe { core::ptr::write_volatile(&raw mut VTIME_NOW, own) };
     }
+    // SAFETY: `p`'s own field, read; a helper without arguments.
+    let (weight, cpu, now) = unsafe {
+        (
+            u64::from(*field::<u32>(p, &TASK_WEIGHT_OFFSET)).max(1),
+            bpf_get_smp_processor_id(),
+            bpf_ktime_get_ns(),
+        )
+    };
+    set_running(
+        cpu,
+        Running {
+            vtime: own,
+            since_ns: now,
+            weight,
+        },
+    );
     0
 }
 
+/// Records the task running on `cpu`, for waking tasks to compare with.
+#[inline(always)]
+fn set_running(cpu: u32, running: Running) {
+    if let Some(slot) = RUNNING.get_ptr_mut(cpu) {
+        // SAFETY: the slot of the CPU this callback runs on, written only
+        // by it; another CPU reading it mid-write sees a stale task, and
+        // at worst preempts or spares it once.
+        unsafe { *slot = running };
+    }
+}
+
 /// `ops.stopping`: the task is charged the time it ran, scaled by its
-/// weight.
+/// weight. The time is the clock's since `running`, not the slice used
+/// up: a preempted task's slice is zeroed, and charging it a whole slice
+/// would rob CPU-bound tasks of the time that waking tasks take.
 #[unsafe(link_section = "fentry/stopping")]
 #[unsafe(no_mangle)]
 pub extern "C" fn kubenpu_stopping(context: *mut c_void) -> i32 {
     let ctx = FEntryContext::new(context);
     let p: *mut task_struct = ctx.arg(0);
-    // SAFETY: `p`'s own fields, read.
-    let (left, weight) = unsafe {
-        (
-            *field::<u64>(p, &TASK_SLICE_OFFSET),
-            u64::from(*field::<u32>(p, &TASK_WEIGHT_OFFSET)).max(1),
-        )
+    // SAFETY: a helper without arguments.
+    let cpu = unsafe { bpf_get_smp_processor_id() };
+    let started = RUNNING.get(cpu).copied().filter(|r| r.weight != 0);
+    let charge = match started {
+        // SAFETY: a helper without arguments.
+        Some(r) => {
+            unsafe { bpf_ktime_get_ns() }.saturating_sub(r.since_ns) * BASE_WEIGHT / r.weight
+        }
+        // It started before this scheduler recorded it: what it used of
+        // its slice.
+        None => {
+            // SAFETY: `p`'s own fields, read.
+            let (left, weight) = unsafe {
+                (
+                    *field::<u64>(p, &TASK_SLICE_OFFSET),
+                    u64::from(*field::<u32>(p, &TASK_WEIGHT_OFFSET)).max(1),
+                )
+            };
+            SLICE_NS.saturating_sub(left) * BASE_WEIGHT / weight
+        }
     };
-    set_vtime(
-        p,
-        vtime(p) + SLICE_NS.saturating_sub(left) * BASE_WEIGHT / weight,
+    set_vtime(p, vtime(p) + charge);
+    set_running(
+        cpu,
+        Running {
+            vtime: 0,
+            since_ns: 0,
+            weight: 0,
+        },
     );
     0
 }

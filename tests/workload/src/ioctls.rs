@@ -17,6 +17,8 @@ pub const MODE_CREATE_DUMB: u8 = 0xb2;
 const MODE_DESTROY_DUMB: u8 = 0xb4;
 /// `DRM_IOCTL_VIRTGPU_RESOURCE_CREATE`'s number.
 pub const VIRTGPU_RESOURCE_CREATE: u8 = 0x44;
+/// `DRM_IOCTL_VIRTGPU_WAIT`'s number.
+pub const VIRTGPU_WAIT: u8 = 0x48;
 /// `DRM_IOCTL_VIRTGPU_RESOURCE_CREATE_BLOB`'s number.
 pub const VIRTGPU_RESOURCE_CREATE_BLOB: u8 = 0x4a;
 /// `DRM_IOCTL_GEM_CLOSE`'s number.
@@ -105,6 +107,31 @@ struct ResourceCreate {
     res_handle: u32,
     size: u32,
     stride: u32,
+}
+
+impl ResourceCreate {
+    /// A 2D texture (PIPE_TEXTURE_2D), B8G8R8X8, one row of `size` bytes.
+    fn row(size: u32) -> Self {
+        Self {
+            target: 2,
+            format: 2,
+            width: size / 4,
+            height: 1,
+            depth: 1,
+            array_size: 1,
+            size,
+            stride: size,
+            ..Self::default()
+        }
+    }
+}
+
+/// `struct drm_virtgpu_3d_wait`.
+#[repr(C)]
+#[derive(Default)]
+struct VirtgpuWait {
+    handle: u32,
+    flags: u32,
 }
 
 /// `struct drm_virtgpu_resource_create_blob`.
@@ -215,8 +242,8 @@ fn spin(work: Duration) {
     }
 }
 
-/// Runs `item` once on `file`; `NODE:NR:COUNT` items spin for `work`
-/// before each call.
+/// Runs `item` once on `file`; `NODE:NR:COUNT` and `create-wait` items
+/// spin for `work` before each call or round.
 pub fn issue(file: &File, item: &Item, work: Duration) -> Result<Outcome, String> {
     let mut outcome = Outcome::default();
     match item {
@@ -271,23 +298,33 @@ pub fn issue(file: &File, item: &Item, work: Duration) -> Result<Outcome, String
         }
         Item::Resource { sizes, .. } => {
             for &size in sizes {
-                // A 2D texture (PIPE_TEXTURE_2D), B8G8R8X8, one row.
-                let mut resource = ResourceCreate {
-                    target: 2,
-                    format: 2,
-                    width: size / 4,
-                    height: 1,
-                    depth: 1,
-                    array_size: 1,
-                    size,
-                    stride: size,
-                    ..ResourceCreate::default()
-                };
+                let mut resource = ResourceCreate::row(size);
                 let started = Instant::now();
                 if outcome.record(call(file, VIRTGPU_RESOURCE_CREATE, &mut resource), started) {
                     outcome.bytes += u64::from(size);
                     close(file, resource.bo_handle);
                 }
+            }
+        }
+        Item::CreateWait { count, .. } => {
+            for _ in 0..*count {
+                spin(work);
+                let mut resource = ResourceCreate::row(4096);
+                if call(file, VIRTGPU_RESOURCE_CREATE, &mut resource) != 0 {
+                    return Err(format!(
+                        "DRM_IOCTL_VIRTGPU_RESOURCE_CREATE: {}",
+                        std::io::Error::last_os_error()
+                    ));
+                }
+                // Without flags the wait blocks until the host has made
+                // the resource: the create's fence is on it.
+                let mut wait = VirtgpuWait {
+                    handle: resource.bo_handle,
+                    ..VirtgpuWait::default()
+                };
+                let started = Instant::now();
+                outcome.record(call(file, VIRTGPU_WAIT, &mut wait), started);
+                close(file, resource.bo_handle);
             }
         }
         Item::Heap { count, bytes, .. } => {

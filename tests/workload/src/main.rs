@@ -22,6 +22,12 @@
 //!   (each destroyed again); the kernel reports each buffer's size back.
 //! - `resource:NODE:BYTES,...`: one 2D `DRM_IOCTL_VIRTGPU_RESOURCE_CREATE`
 //!   of each size (virtio-gpu only).
+//! - `create-wait:NODE:COUNT`: COUNT rounds of a 4 KiB 2D
+//!   `DRM_IOCTL_VIRTGPU_RESOURCE_CREATE` and a blocking
+//!   `DRM_IOCTL_VIRTGPU_WAIT` on it (virtio-gpu only), the resource closed
+//!   again: each wait sleeps until the host has made the resource, as a
+//!   thread waiting on its device does. Its line counts the waits; the
+//!   creates, as many, are calls too.
 //! - `blob:NODE:BYTES,...`: one guest-memory
 //!   `DRM_IOCTL_VIRTGPU_RESOURCE_CREATE_BLOB` of each size (virtio-gpu
 //!   with blob resources only; elsewhere each fails).
@@ -47,9 +53,10 @@
 //! runtime's signals do. With `--after PATH`, each item's calls wait,
 //! with its node already open, until PATH exists: a test changes what
 //! the kernel allows between a pod's open and its calls. With
-//! `--work-us US`, the threads of a `NODE:NR:COUNT` item spin US
-//! microseconds of CPU work before each call, as a thread that computes
-//! between its submits does (placement runs it near its device).
+//! `--work-us US`, the threads of a `NODE:NR:COUNT` or `create-wait` item
+//! spin US microseconds (by the clock) before each call or round, as a
+//! thread that computes between its submits does (placement runs it near
+//! its device).
 
 mod ioctls;
 mod passing;

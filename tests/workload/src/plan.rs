@@ -20,6 +20,8 @@ pub enum Item {
     },
     /// One virtio-gpu 2D resource per size in bytes.
     Resource { node: String, sizes: Vec<u32> },
+    /// COUNT rounds of a virtio-gpu 2D resource made and waited for.
+    CreateWait { node: String, count: u64 },
     /// One virtio-gpu guest blob per size in bytes.
     Blob { node: String, sizes: Vec<u64> },
     /// Opens the node and sends it to the process listening at `socket`;
@@ -49,6 +51,7 @@ impl Item {
             | Item::SyncobjWait { node, .. }
             | Item::Dumb { node, .. }
             | Item::Resource { node, .. }
+            | Item::CreateWait { node, .. }
             | Item::Blob { node, .. }
             | Item::Heap { node, .. }
             | Item::Udmabuf { node, .. }
@@ -65,6 +68,7 @@ impl Item {
             Item::SyncobjWait { .. } => crate::ioctls::SYNCOBJ_WAIT,
             Item::Dumb { .. } => crate::ioctls::MODE_CREATE_DUMB,
             Item::Resource { .. } => crate::ioctls::VIRTGPU_RESOURCE_CREATE,
+            Item::CreateWait { .. } => crate::ioctls::VIRTGPU_WAIT,
             Item::Blob { .. } => crate::ioctls::VIRTGPU_RESOURCE_CREATE_BLOB,
             Item::Heap { .. } => (crate::ioctls::DMA_HEAP_IOCTL_ALLOC & 0xff) as u8,
             Item::Udmabuf { .. } => (crate::ioctls::UDMABUF_CREATE & 0xff) as u8,
@@ -84,14 +88,15 @@ pub struct Options {
     pub spread: bool,
     /// Wait, with each item's node open, until this path exists.
     pub after: Option<std::path::PathBuf>,
-    /// CPU work (a spin) before each call of a `NODE:NR:COUNT` item, as a
-    /// thread that computes between its submits does.
+    /// CPU work (a spin) before each call of a `NODE:NR:COUNT` item, or
+    /// each round of a `create-wait` one, as a thread that computes
+    /// between its submits does.
     pub work: Duration,
     /// The items, in order.
     pub items: Vec<Item>,
 }
 
-const USAGE: &str = "usage: kubenpu-workload [--threads N] [--spread] [--signals MS] [--after PATH] [--work-us US] ITEM... (ITEM: NODE:NR:COUNT, syncobj-wait:NODE:COUNT:TIMEOUT_MS, dumb:NODE:WxHxBPP,..., resource:NODE:BYTES,..., blob:NODE:BYTES,..., send-fd:SOCKET:NODE, recv-fd:SOCKET:NR:COUNT, heap:NODE:COUNT:BYTES, udmabuf:NODE:COUNT:BYTES)";
+const USAGE: &str = "usage: kubenpu-workload [--threads N] [--spread] [--signals MS] [--after PATH] [--work-us US] ITEM... (ITEM: NODE:NR:COUNT, syncobj-wait:NODE:COUNT:TIMEOUT_MS, dumb:NODE:WxHxBPP,..., resource:NODE:BYTES,..., create-wait:NODE:COUNT, blob:NODE:BYTES,..., send-fd:SOCKET:NODE, recv-fd:SOCKET:NR:COUNT, heap:NODE:COUNT:BYTES, udmabuf:NODE:COUNT:BYTES)";
 
 /// Parses the arguments.
 pub fn parse(mut args: Vec<String>) -> Result<Options, String> {
@@ -194,6 +199,12 @@ fn item(arg: &str) -> Result<Item, String> {
                 sizes: list(sizes, number)?,
             })
         }),
+        "create-wait" => rest.rsplit_once(':').and_then(|(node, count)| {
+            Some(Item::CreateWait {
+                node: node.into(),
+                count: number(count)?,
+            })
+        }),
         "blob" => rest.rsplit_once(':').and_then(|(node, sizes)| {
             Some(Item::Blob {
                 node: node.into(),
@@ -263,7 +274,7 @@ mod tests {
     fn every_item_and_option_parses() {
         let options = parse(args(
             "--threads 4 --spread --signals 5 --after /tmp/go /dev/dri/card0:0x48:10 syncobj-wait:/dev/dri/card0:3:20 \
-             dumb:/dev/dri/card0:64x64x32,1x1x8 resource:/dev/dri/card0:4096 blob:/dev/dri/card0:8192,4096 \
+             dumb:/dev/dri/card0:64x64x32,1x1x8 resource:/dev/dri/card0:4096 create-wait:/dev/dri/card0:5 blob:/dev/dri/card0:8192,4096 \
              send-fd:/tmp/s:/dev/dri/card0 recv-fd:/tmp/s:0x41:7 heap:/dev/dma_heap/system:3:4096 \
              udmabuf:/dev/udmabuf:2:8192",
         ))
@@ -293,6 +304,10 @@ mod tests {
                 Item::Resource {
                     node: node(),
                     sizes: vec![4096]
+                },
+                Item::CreateWait {
+                    node: node(),
+                    count: 5
                 },
                 Item::Blob {
                     node: node(),
