@@ -23,8 +23,8 @@
 //!   choice of an idle CPU (the previous one, its cache's, its node's).
 //! - A task that wakes when no CPU it may use is idle preempts the task
 //!   running on a CPU of its queue's node, if that task is ahead of it in
-//!   virtual time by more than [`WAKEUP_GRANULARITY_NS`], as the kernel's
-//!   fair class preempts on wake-up. Without that, a thread that sleeps
+//!   virtual time by more than [`WAKEUP_GRANULARITY_NS`] and has run at
+//!   least as long, as the kernel's fair class preempts on wake-up. Without that, a thread that sleeps
 //!   between short bursts (as one waiting on a device does) would wait
 //!   for a CPU-bound task's slice to end at every wake-up.
 //!
@@ -381,18 +381,22 @@ fn preempt_for(p: *mut task_struct, own: u64, node: i32) {
     }
 }
 
-/// The virtual time the task running on `cpu` has reached, 0 if the CPU
-/// runs none of this scheduler's tasks.
+/// The virtual time the task running on `cpu` has reached; 0 if the CPU
+/// runs none of this scheduler's tasks, or one that has run less than
+/// [`WAKEUP_GRANULARITY_NS`] since it started, which is not preempted:
+/// threads that wake each other, each running a moment, would otherwise
+/// preempt each other at every wake-up, for nothing (a measured third
+/// more switches per wake-up, BENCHMARKS.md).
 #[inline(always)]
 fn running_vtime(cpu: i32) -> u64 {
     let Some(running) = RUNNING.get(cpu as u32) else {
         return 0;
     };
-    if running.weight == 0 {
-        return 0;
-    }
     // SAFETY: a helper without arguments.
     let ran = unsafe { bpf_ktime_get_ns() }.saturating_sub(running.since_ns);
+    if running.weight == 0 || ran < WAKEUP_GRANULARITY_NS {
+        return 0;
+    }
     running.vtime + ran * BASE_WEIGHT / running.weight
 }
 

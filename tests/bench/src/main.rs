@@ -1,5 +1,5 @@
 //! `bench-tables DIR`: reads what scripts/bench measured into DIR
-//! (`hooks.txt`, `lsm.txt`, `numa.txt`, `policy.txt`, `chardev.txt`, `footprint.txt`, `churn.txt`,
+//! (`hooks.txt`, `lsm.txt`, `numa.txt`, `policy.txt`, `chardev.txt`, `placement.txt`, `footprint.txt`, `churn.txt`,
 //! `scaling.txt`, `contention.txt`, `scrape.txt`, `plugins.txt`)
 //! and prints
 //! BENCHMARKS.md's tables in Markdown: medians with the spread over rounds,
@@ -15,12 +15,13 @@ fn main() -> anyhow::Result<()> {
         .nth(1)
         .ok_or_else(|| anyhow::anyhow!("usage: bench-tables DIR"))?;
     type Section = fn(&str) -> anyhow::Result<String>;
-    let sections: [(&str, Section); 11] = [
+    let sections: [(&str, Section); 12] = [
         ("hooks.txt", sections::hooks),
         ("lsm.txt", sections::lsm_exactness),
         ("numa.txt", sections::numa),
         ("policy.txt", sections::policy),
         ("chardev.txt", sections::chardev),
+        ("placement.txt", sections::placement),
         ("footprint.txt", sections::footprint),
         ("churn.txt", sections::churn),
         ("scaling.txt", sections::scaling),

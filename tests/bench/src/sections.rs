@@ -539,6 +539,69 @@ Every ioctl on the node, not only accelerators', passes `file_ioctl`: an unrelat
     Ok(out)
 }
 
+/// The placement scheduler's cost per wake-up (`placement.txt`).
+pub fn placement(text: &str) -> Result<String> {
+    const VARIANTS: [&str; 3] = ["fair", "defaults", "kubenpu"];
+    const CASES: [&str; 2] = ["idle", "crowded"];
+    // (variant, case) -> wall ns per wake-up; (round, case) -> wake-ups
+    // under kubenpu.
+    let mut wall: BTreeMap<(&str, &str), Samples> = BTreeMap::new();
+    let mut wakeups: BTreeMap<(&str, &str), f64> = BTreeMap::new();
+    for fields in lines(text, "wakeup") {
+        let [round, variant, case, count, ns] = fields[..] else {
+            bail!("a wakeup line has {} fields, not 5", fields.len());
+        };
+        wall.entry((variant, case)).or_default().push(number(ns)?);
+        if variant == "kubenpu" {
+            wakeups.insert((round, case), number(count)?);
+        }
+    }
+    if !wall.contains_key(&("kubenpu", "idle")) {
+        bail!("no wakeup lines: the placement benchmark did not run");
+    }
+    // (case, callback) -> (runs per wake-up, run ns per run).
+    let mut callbacks: BTreeMap<(&str, &str), (Samples, Samples)> = BTreeMap::new();
+    for fields in lines(text, "callback") {
+        let [round, case, program, runs, ns] = fields[..] else {
+            bail!("a callback line has {} fields, not 5", fields.len());
+        };
+        let made = wakeups
+            .get(&(round, case))
+            .with_context(|| format!("no kubenpu wakeup line for round {round}, {case}"))?;
+        let entry = callbacks.entry((case, program)).or_default();
+        entry.0.push(number(runs)? / made);
+        entry.1.push(number(ns)?);
+    }
+    let mut out = String::from(
+        "### The placement scheduler per wake-up
+
+Pairs of threads pass a byte back and forth through a socket pair (`wakeups`), one pair with CPUs to spare (idle: each wake-up finds an idle CPU) and four pairs per vCPU (crowded: wake-ups queue), under the kernel's fair class, a sched_ext scheduler of defaults only (no callbacks: sched_ext's idle-CPU choice and one global queue), and the agent's (`--placement sched-ext`); wall time per wake-up, median (min–max) over the rounds, in ns.
+
+| case | fair | defaults | kubenpu | kubenpu ÷ defaults | kubenpu ÷ fair |\n|---|---:|---:|---:|---:|---:|\n",
+    );
+    for case in CASES {
+        let [fair, defaults, kubenpu] =
+            VARIANTS.map(|v| wall.get(&(v, case)).cloned().unwrap_or_default());
+        writeln!(
+            out,
+            "| {case} | {fair} | {defaults} | {kubenpu} | {:.2} | {:.2} |",
+            kubenpu.median() / defaults.median(),
+            kubenpu.median() / fair.median()
+        )?;
+    }
+    out.push_str(
+        "
+The agent's callbacks (a defaults-only scheduler has none): how often each ran per wake-up (median over the rounds), and its run time per run (`kernel.bpf_stats_enabled`), median (min–max) over the rounds.
+
+| case | callback | runs per wake-up | run time per run, ns |\n|---|---|---:|---:|\n",
+    );
+    for ((case, program), (runs, ns)) in &callbacks {
+        writeln!(out, "| {case} | {program} | {:.2} | {ns} |", runs.median())?;
+    }
+    out.push('\n');
+    Ok(out)
+}
+
 /// (variant, case) -> (run ns, wall ns) of the `TAG ROUND VARIANT CASE
 /// RUN_NS WALL_NS` lines.
 type VariantCaseCosts<'a> = BTreeMap<(&'a str, &'a str), (Samples, Samples)>;
@@ -636,8 +699,43 @@ pub fn plugins(text: &str) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::{
-        chardev, churn, contention, footprint, hooks, lsm_exactness, numa, policy, scaling, scrape,
+        chardev, churn, contention, footprint, hooks, lsm_exactness, numa, placement, policy,
+        scaling, scrape,
     };
+
+    #[test]
+    fn placement_lines_become_medians_ratios_and_runs_per_wakeup() {
+        let mut text = String::new();
+        for (round, scale) in [(1, 1), (2, 3)] {
+            for (variant, ns) in [("fair", 1000), ("defaults", 2000), ("kubenpu", 3000)] {
+                text += &format!("wakeup {round} {variant} idle 20000 {}\n", ns * scale);
+                text += &format!("wakeup {round} {variant} crowded 80000 {ns}\n");
+            }
+            text += &format!(
+                "callback {round} idle kubenpu_select_ 20000 {}\n",
+                100 * scale
+            );
+            text += &format!("callback {round} crowded kubenpu_enqueue 40000 250\n");
+        }
+        let out = placement(&text).unwrap();
+        assert!(
+            out.contains(
+                "| idle | 2000 (1000–3000) | 4000 (2000–6000) | 6000 (3000–9000) | 1.50 | 3.00 |"
+            ),
+            "{out}"
+        );
+        assert!(out.contains("| crowded | 1000 (1000–1000) |"), "{out}");
+        assert!(
+            out.contains("| idle | kubenpu_select_ | 1.00 | 200 (100–300) |"),
+            "{out}"
+        );
+        assert!(
+            out.contains("| crowded | kubenpu_enqueue | 0.50 | 250 (250–250) |"),
+            "{out}"
+        );
+        assert!(placement("wakeup 1 fair idle 20000 1000\n").is_err());
+        assert!(placement("wakeup 1 kubenpu idle 2 1\ncallback 2 idle x 1 1\n").is_err());
+    }
 
     #[test]
     fn chardev_lines_become_medians_and_the_hooks_ratio() {
