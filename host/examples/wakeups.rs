@@ -24,11 +24,10 @@ fn main() -> anyhow::Result<()> {
     let usage = "usage: wakeups PAIRS N [--defaults]";
     let mut args = std::env::args().skip(1);
     let mut number = || -> anyhow::Result<u64> {
-        Ok(args
-            .next()
+        args.next()
             .ok_or_else(|| anyhow::anyhow!(usage))?
             .parse()
-            .map_err(|e| anyhow::anyhow!("{e}; {usage}"))?)
+            .map_err(|e| anyhow::anyhow!("{e}; {usage}"))
     };
     let (pairs, passes) = (number()?, number()?);
     let defaults = match args.next().as_deref() {
