@@ -34,11 +34,13 @@ measure() {
     prog_stats > /tmp/before
     out=$(wakeups "$pairs" "$PASSES" $option) || fail "wakeups $pairs $PASSES $option failed"
     echo "wakeup $round $variant $name $out"
+    [ "$variant" = kubenpu ] || continue
+    prog_stats > /tmp/after
     # The counting program does not run here: what ran is the scheduler.
-    [ "$variant" != kubenpu ] || prog_stats | awk -v tag="callback $round $name" '
+    awk -v tag="callback $round $name" '
       FILENAME == "/tmp/before" { runs[$1] = $2; ns[$1] = $3; next }
       $1 !~ /^kubenpu_dump/ && $2 + 0 > runs[$1] + 0 { printf "%s %s %d %d\n", tag, $1, $2 - runs[$1], ($3 - ns[$1]) / ($2 - runs[$1]) }
-    ' /tmp/before -
+    ' /tmp/before /tmp/after
   done
 }
 
@@ -50,6 +52,10 @@ for round in $(seq "$ROUNDS"); do
   start_agent --placement sched-ext --no-allocation --listen 127.0.0.1:8080
   [ "$(state)" = enabled ] || fail "the agent's scheduler is not in force: $(state)"
   measure "$round" kubenpu
+  # A scheduler the kernel stopped mid-run would leave the callbacks'
+  # counts short: say so rather than report them.
+  [ "$(state)" = enabled ] || fail "the agent's scheduler stopped during round $round: $(grep 'kernel stopped' "$AGENT_LOG")"
   stop_agent
   for i in $(seq 50); do [ "$(state)" = disabled ] && break; sleep 0.1; done
 done
+echo "placement: $ROUNDS rounds done"
