@@ -11,7 +11,14 @@
 //! by 100 over its weight (nice 0 is 100), and the runnable task with the
 //! least virtual time runs first. A task that slept is brought up to one
 //! slice behind the current virtual time, so that sleeping earns no
-//! credit beyond a slice.
+//! credit beyond a slice; and a task queues at most one slice ahead of
+//! it. Without that bound, a task of low weight (nice 19 weighs 1) that
+//! ran a whole slice was charged a hundred slices, and behind enough
+//! busy tasks it waited past the watchdog's timeout, which stopped the
+//! scheduler (measured: `khugepaged` after 6 s, under 32 threads waking
+//! each other on 4 CPUs). Weights therefore hold only within a slice's
+//! lead: a busy task of nice 19 beside busy tasks of nice 0 gets more
+//! than the kernel's fair class would give it.
 //!
 //! - Queues: one per NUMA node, not one for the machine, so CPUs of one
 //!   node do not contend for the lock of another's queue. A task queues
@@ -73,6 +80,9 @@ mod task_storage;
 /// A task's time on a CPU before the scheduler is asked again: the
 /// kernel's default slice (`SCX_SLICE_DFL`).
 const SLICE_NS: u64 = 20_000_000;
+/// The shortest slice: a task of weight below nice 0's runs a slice
+/// shortened in proportion, down to this.
+const MIN_SLICE_NS: u64 = 1_000_000;
 /// The CPU's own local queue (`SCX_DSQ_LOCAL`).
 const DSQ_LOCAL: u64 = 0x8000_0000_0000_0002;
 /// `SCX_PICK_IDLE_IN_NODE`: only CPUs of the given node.
@@ -248,6 +258,22 @@ fn vtime(p: *mut task_struct) -> u64 {
     unsafe { *field::<u64>(p, &TASK_DSQ_VTIME_OFFSET) }
 }
 
+/// `p`'s weight (nice 0 is [`BASE_WEIGHT`]).
+#[inline(always)]
+fn weight(p: *mut task_struct) -> u64 {
+    // SAFETY: `p`'s own field, read.
+    u64::from(unsafe { *field::<u32>(p, &TASK_WEIGHT_OFFSET) }).max(1)
+}
+
+/// `p`'s slice: [`SLICE_NS`], shortened in proportion to a weight below
+/// nice 0's (down to [`MIN_SLICE_NS`]). A task queues at most a slice
+/// ahead of the others, so a low weight could not hold it back for long;
+/// a short slice is how it gets less of a busy CPU instead.
+#[inline(always)]
+fn slice(p: *mut task_struct) -> u64 {
+    (SLICE_NS * weight(p) / BASE_WEIGHT).clamp(MIN_SLICE_NS, SLICE_NS)
+}
+
 #[inline(always)]
 fn vtime_now() -> u64 {
     // SAFETY: our own global; a racing update loses at most one
@@ -290,7 +316,7 @@ pub extern "C" fn kubenpu_select_cpu(context: *mut c_void) -> i32 {
     if let Some(node) = hinted_node(p) {
         let cpu = pick_idle_cpu_node(cpus_allowed(p), node, PICK_IDLE_IN_NODE);
         if cpu >= 0 {
-            dsq_insert(p, DSQ_LOCAL, SLICE_NS, 0);
+            dsq_insert(p, DSQ_LOCAL, slice(p), 0);
             bump(counter::PLACED);
             return cpu;
         }
@@ -299,7 +325,7 @@ pub extern "C" fn kubenpu_select_cpu(context: *mut c_void) -> i32 {
     let mut is_idle = false;
     let cpu = select_cpu_dfl(p, prev_cpu, wake_flags, &mut is_idle);
     if is_idle {
-        dsq_insert(p, DSQ_LOCAL, SLICE_NS, 0);
+        dsq_insert(p, DSQ_LOCAL, slice(p), 0);
     }
     cpu
 }
@@ -343,9 +369,13 @@ pub extern "C" fn kubenpu_enqueue(context: *mut c_void) -> i32 {
             counter::QUEUED_AWAY
         });
     }
-    let floor = vtime_now().saturating_sub(SLICE_NS);
-    let own = vtime(p).max(floor);
-    dsq_insert_vtime(p, node as u64, SLICE_NS, own, enq_flags);
+    let now = vtime_now();
+    // `max` then `min`, not `clamp`, whose check of its bounds would be a
+    // panic path the verifier refuses.
+    let own = vtime(p)
+        .max(now.saturating_sub(SLICE_NS))
+        .min(now + SLICE_NS);
+    dsq_insert_vtime(p, node as u64, slice(p), own, enq_flags);
     if idle >= 0 {
         kick_cpu(idle, KICK_IDLE);
     } else if enq_flags & ENQ_WAKEUP != 0 {
@@ -456,20 +486,14 @@ pub extern "C" fn kubenpu_running(context: *mut c_void) -> i32 {
         // SAFETY: our own global.
         unsafe { core::ptr::write_volatile(&raw mut VTIME_NOW, own) };
     }
-    // SAFETY: `p`'s own field, read; a helper without arguments.
-    let (weight, cpu, now) = unsafe {
-        (
-            u64::from(*field::<u32>(p, &TASK_WEIGHT_OFFSET)).max(1),
-            bpf_get_smp_processor_id(),
-            bpf_ktime_get_ns(),
-        )
-    };
+    // SAFETY: helpers without arguments.
+    let (cpu, now) = unsafe { (bpf_get_smp_processor_id(), bpf_ktime_get_ns()) };
     set_running(
         cpu,
         Running {
             vtime: own,
             since_ns: now,
-            weight,
+            weight: weight(p),
         },
     );
     0
@@ -506,14 +530,9 @@ pub extern "C" fn kubenpu_stopping(context: *mut c_void) -> i32 {
         // It started before this scheduler recorded it: what it used of
         // its slice.
         None => {
-            // SAFETY: `p`'s own fields, read.
-            let (left, weight) = unsafe {
-                (
-                    *field::<u64>(p, &TASK_SLICE_OFFSET),
-                    u64::from(*field::<u32>(p, &TASK_WEIGHT_OFFSET)).max(1),
-                )
-            };
-            SLICE_NS.saturating_sub(left) * BASE_WEIGHT / weight
+            // SAFETY: `p`'s own field, read.
+            let left = unsafe { *field::<u64>(p, &TASK_SLICE_OFFSET) };
+            slice(p).saturating_sub(left) * BASE_WEIGHT / weight(p)
         }
     };
     set_vtime(p, vtime(p) + charge);
