@@ -15,14 +15,15 @@
 //! - No task starves: a busy task of nice 19 among four busy tasks per
 //!   vCPU runs, and the scheduler stays in force through it.
 //! - Safety: a killed agent leaves its scheduler running and the node
-//!   working, and the next agent takes over; a SysRq reset is logged with
-//!   the kernel's reason and counted, and the agent stays on hints
-//!   without loading the scheduler again; SIGTERM and `--cleanup` leave
-//!   the node on the kernel's scheduler; a scheduler someone else loaded
-//!   is never replaced.
+//!   working, and the next agent takes over, leaving the node on the
+//!   kernel's scheduler for less than the watchdog's 5 s; a SysRq reset
+//!   is logged with the kernel's reason and counted, and the agent stays
+//!   on hints without loading the scheduler again; SIGTERM and
+//!   `--cleanup` leave the node on the kernel's scheduler; a scheduler
+//!   someone else loaded is never replaced.
 //! - Counting stays exact throughout.
 //!
-//! Cost: one guest of about 230 to 270 s alone (containerd and four pods
+//! Cost: one guest of about 250 to 280 s alone (containerd and four pods
 //! under one host thread).
 
 mod support;
@@ -147,8 +148,17 @@ fn threads_run_near_their_device_and_the_node_is_never_left_without_a_scheduler(
          wait $AGENT_PID || true
          expect_state enabled kubenpu
          issue killed $VIRTIO_RENDER:0x42:200
+         # sched_ext's state at every change, with the uptime, polled
+         # every 10 ms while the next agent takes over.
+         (last=; while :; do
+            read now < /sys/kernel/sched_ext/state
+            if [ \"$now\" != \"$last\" ]; then read up _ < /proc/uptime; echo \"$up $now\" >> /shared/takeover.states; last=$now; fi
+            sleep 0.01
+          done) &
+         WATCH=$!
          start_agent --placement sched-ext
          expect_state enabled kubenpu
+         kill $WATCH
 
          # Reset by SysRq: logged, counted, hints, never loaded again.
          echo S > /proc/sysrq-trigger
@@ -263,6 +273,40 @@ fn threads_run_near_their_device_and_the_node_is_never_left_without_a_scheduler(
             loops as f64 / seconds
         );
     }
+    // The takeover leaves the node without the scheduler for less than
+    // one watchdog period (5 s): from the first state other than enabled
+    // to enabled again.
+    let states: Vec<(f64, String)> = results
+        .file("takeover.states")
+        .lines()
+        .map(|line| {
+            let (up, state) = line.split_once(' ').unwrap();
+            (up.parse().unwrap(), state.to_string())
+        })
+        .collect();
+    assert_eq!(
+        states.first().map(|s| s.1.as_str()),
+        Some("enabled"),
+        "{states:?}"
+    );
+    assert_eq!(
+        states.last().map(|s| s.1.as_str()),
+        Some("enabled"),
+        "{states:?}"
+    );
+    let gap = match states.iter().position(|s| s.1 != "enabled") {
+        Some(left) => states[left + 1..]
+            .iter()
+            .find(|s| s.1 == "enabled")
+            .map(|back| back.0 - states[left].0)
+            .unwrap(),
+        None => 0.0,
+    };
+    assert!(
+        gap < 5.0,
+        "the takeover left the node without the scheduler for {gap:.2} s: {states:?}"
+    );
+    println!("takeover: {gap:.2} s without the scheduler (polled every 10 ms)");
     let nice_ticks: u64 = results.file("nice.ticks").trim().parse().unwrap();
     assert!(nice_ticks > 0, "the task of nice 19 never ran");
     println!("nice 19 among 16 busy tasks: {nice_ticks} ticks of CPU in 12 s");
