@@ -32,7 +32,9 @@ fn main() -> anyhow::Result<()> {
     let (pairs, passes) = (number()?, number()?);
     let defaults = match args.next().as_deref() {
         None => None,
-        Some("--defaults") => Some(kubenpu::placement::scheduler::load_defaults("defaults")?),
+        Some("--defaults") => Some(kubenpu::placement::scheduler::load_defaults(
+            "defaults", false,
+        )?),
         Some(other) => anyhow::bail!("{other:?} is not an option; {usage}"),
     };
     let started = Instant::now();

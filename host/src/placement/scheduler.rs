@@ -204,17 +204,27 @@ impl Scheduler {
     }
 }
 
+/// `SCX_OPS_SWITCH_PARTIAL`: only tasks whose policy is `SCHED_EXT` run
+/// on the scheduler, in a class below the kernel's fair class.
+const SWITCH_PARTIAL: u64 = 1 << 3;
+
 /// Attaches a sched_ext scheduler named `name` with no callbacks of its
-/// own (sched_ext's defaults: one global queue). For tests, as someone
-/// else's scheduler; it runs until the returned link closes.
-pub fn load_defaults(name: &str) -> Result<std::os::fd::OwnedFd, ProbeError> {
+/// own (sched_ext's defaults: one global queue), for every task or, if
+/// `partial`, only for tasks of policy `SCHED_EXT`. For tests and
+/// benchmarks, as someone else's scheduler or as a yardstick; it runs
+/// until the returned link closes.
+pub fn load_defaults(name: &str, partial: bool) -> Result<std::os::fd::OwnedFd, ProbeError> {
     let vmlinux = Btf::from_file(Path::new(probe::VMLINUX_BTF), None)?;
+    let flags = if partial { SWITCH_PARTIAL } else { 0 };
     let interface = struct_ops::Interface {
         ops: "sched_ext_ops",
         map_name: name,
         callbacks: &[],
         kfuncs: &[],
-        fields: &[("name", struct_ops::Field::Text(name))],
+        fields: &[
+            ("name", struct_ops::Field::Text(name)),
+            ("flags", struct_ops::Field::U64(flags)),
+        ],
     };
     struct_ops::attach(&vmlinux, &interface, &[])
 }

@@ -9,7 +9,7 @@
 //! kubenpu-pods remove --dir D SANDBOX
 //! kubenpu-pods podresources --socket S --state F --calls L   kubelet's PodResources API until SIGTERM
 //! kubenpu-pods not-grpc --socket S           something else on kubelet's socket until SIGTERM
-//! kubenpu-pods scheduler --name N            someone else's sched_ext scheduler until SIGTERM
+//! kubenpu-pods scheduler --name N [--partial]  someone else's sched_ext scheduler until SIGTERM
 //! ```
 
 use std::{path::PathBuf, process::ExitCode};
@@ -101,10 +101,14 @@ enum Command {
     },
     /// Load a sched_ext scheduler of sched_ext's defaults only (one
     /// global queue), named --name, until SIGTERM or SIGINT: a scheduler
-    /// someone else loaded, which the agent must never replace.
+    /// someone else loaded, which the agent must never replace. With
+    /// --partial, it schedules only tasks of policy SCHED_EXT
+    /// (`SCX_OPS_SWITCH_PARTIAL`).
     Scheduler {
         #[arg(long)]
         name: String,
+        #[arg(long)]
+        partial: bool,
     },
     /// Stop and remove a pod.
     Remove {
@@ -165,8 +169,8 @@ async fn run(command: Command) -> anyhow::Result<()> {
             // Dropping it removes every pod, then stops containerd.
             drop(containerd);
         }
-        Command::Scheduler { name } => {
-            let _link = kubenpu::placement::scheduler::load_defaults(&name)?;
+        Command::Scheduler { name, partial } => {
+            let _link = kubenpu::placement::scheduler::load_defaults(&name, partial)?;
             eprintln!("kubenpu-pods: scheduler {name} loaded");
             let mut terminate =
                 tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;

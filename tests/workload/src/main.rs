@@ -56,7 +56,10 @@
 //! `--work-us US`, the threads of a `NODE:NR:COUNT` or `create-wait` item
 //! spin US microseconds (by the clock) before each call or round, as a
 //! thread that computes between its submits does (placement runs it near
-//! its device).
+//! its device). With `--sched-ext`, every thread runs under policy
+//! `SCHED_EXT`, as a sched_ext scheduler loaded with
+//! `SCX_OPS_SWITCH_PARTIAL` (`kubenpu-pods scheduler --partial`) takes
+//! only such tasks.
 
 mod ioctls;
 mod passing;
@@ -98,6 +101,21 @@ fn pin_to(cpu: usize) -> Result<(), String> {
     Ok(())
 }
 
+/// Puts the calling thread under policy `SCHED_EXT` (7), which a
+/// sched_ext scheduler loaded with `SCX_OPS_SWITCH_PARTIAL` runs.
+fn to_sched_ext() -> Result<(), String> {
+    const SCHED_EXT: libc::c_int = 7;
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: the calling thread (0), and a whole sched_param.
+    if unsafe { libc::sched_setscheduler(0, SCHED_EXT, &param) } != 0 {
+        return Err(format!(
+            "cannot set policy SCHED_EXT (a kernel with sched_ext?): {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
+
 /// Waits until `path` exists.
 fn wait_for(path: &std::path::Path) {
     while !path.exists() {
@@ -133,6 +151,9 @@ fn run(item: &Item, options: &Options) -> Result<String, String> {
                 let file = &file;
                 scope.spawn(move || {
                     cpu.map_or(Ok(()), pin_to)?;
+                    if options.sched_ext {
+                        to_sched_ext()?;
+                    }
                     ioctls::issue(file, item, options.work)
                 })
             })

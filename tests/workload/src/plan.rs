@@ -92,11 +92,14 @@ pub struct Options {
     /// each round of a `create-wait` one, as a thread that computes
     /// between its submits does.
     pub work: Duration,
+    /// Run the threads under policy `SCHED_EXT`, as a sched_ext scheduler
+    /// with `SCX_OPS_SWITCH_PARTIAL` takes only such tasks.
+    pub sched_ext: bool,
     /// The items, in order.
     pub items: Vec<Item>,
 }
 
-const USAGE: &str = "usage: kubenpu-workload [--threads N] [--spread] [--signals MS] [--after PATH] [--work-us US] ITEM... (ITEM: NODE:NR:COUNT, syncobj-wait:NODE:COUNT:TIMEOUT_MS, dumb:NODE:WxHxBPP,..., resource:NODE:BYTES,..., create-wait:NODE:COUNT, blob:NODE:BYTES,..., send-fd:SOCKET:NODE, recv-fd:SOCKET:NR:COUNT, heap:NODE:COUNT:BYTES, udmabuf:NODE:COUNT:BYTES)";
+const USAGE: &str = "usage: kubenpu-workload [--threads N] [--spread] [--signals MS] [--after PATH] [--work-us US] [--sched-ext] ITEM... (ITEM: NODE:NR:COUNT, syncobj-wait:NODE:COUNT:TIMEOUT_MS, dumb:NODE:WxHxBPP,..., resource:NODE:BYTES,..., create-wait:NODE:COUNT, blob:NODE:BYTES,..., send-fd:SOCKET:NODE, recv-fd:SOCKET:NR:COUNT, heap:NODE:COUNT:BYTES, udmabuf:NODE:COUNT:BYTES)";
 
 /// Parses the arguments.
 pub fn parse(mut args: Vec<String>) -> Result<Options, String> {
@@ -105,6 +108,7 @@ pub fn parse(mut args: Vec<String>) -> Result<Options, String> {
     let mut spread = false;
     let mut after = None;
     let mut work = Duration::ZERO;
+    let mut sched_ext = false;
     loop {
         match args.first().map(String::as_str) {
             Some("--threads") => {
@@ -132,6 +136,10 @@ pub fn parse(mut args: Vec<String>) -> Result<Options, String> {
                 spread = true;
                 args.remove(0);
             }
+            Some("--sched-ext") => {
+                sched_ext = true;
+                args.remove(0);
+            }
             Some("--work-us") => {
                 let us: u64 = args
                     .get(1)
@@ -153,6 +161,7 @@ pub fn parse(mut args: Vec<String>) -> Result<Options, String> {
         spread,
         after,
         work,
+        sched_ext,
         items,
     })
 }
@@ -273,7 +282,7 @@ mod tests {
     #[test]
     fn every_item_and_option_parses() {
         let options = parse(args(
-            "--threads 4 --spread --signals 5 --after /tmp/go /dev/dri/card0:0x48:10 syncobj-wait:/dev/dri/card0:3:20 \
+            "--threads 4 --spread --sched-ext --signals 5 --after /tmp/go /dev/dri/card0:0x48:10 syncobj-wait:/dev/dri/card0:3:20 \
              dumb:/dev/dri/card0:64x64x32,1x1x8 resource:/dev/dri/card0:4096 create-wait:/dev/dri/card0:5 blob:/dev/dri/card0:8192,4096 \
              send-fd:/tmp/s:/dev/dri/card0 recv-fd:/tmp/s:0x41:7 heap:/dev/dma_heap/system:3:4096 \
              udmabuf:/dev/udmabuf:2:8192",
@@ -281,6 +290,7 @@ mod tests {
         .unwrap();
         assert_eq!(options.threads, 4);
         assert!(options.spread);
+        assert!(options.sched_ext);
         assert_eq!(options.after, Some("/tmp/go".into()));
         assert_eq!(options.signals, Some(Duration::from_millis(5)));
         let node = || "/dev/dri/card0".to_string();
