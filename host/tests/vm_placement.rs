@@ -234,8 +234,8 @@ fn threads_run_near_their_device_and_the_node_is_never_left_without_a_scheduler(
     println!(
         "remote calls: {off} of {issued} under the kernel's scheduler, {near} of {issued} under sched-ext"
     );
-    // The goal is at most 10 %: 4 to 11 of 6,000 in most runs, 331 and
-    // 549 in two of a script of the same shape (BENCHMARKS.md). The test
+    // The goal is at most 10 %: 8 to 31 of 6,000 in this test's runs, 5
+    // to 75 of 3,000 waits in a script of the same shape (BENCHMARKS.md). The test
     // fails well above that and well below the kernel's scheduler alone,
     // so that a loaded CI machine does not fail it by chance.
     assert!(
@@ -294,21 +294,29 @@ fn threads_run_near_their_device_and_the_node_is_never_left_without_a_scheduler(
         Some("enabled"),
         "{states:?}"
     );
-    let gap = match states.iter().position(|s| s.1 != "enabled") {
-        Some(left) => states[left + 1..]
-            .iter()
-            .find(|s| s.1 == "enabled")
-            .map(|back| back.0 - states[left].0)
-            .unwrap(),
-        None => 0.0,
-    };
+    // The agent replaces the scheduler (it switches its predecessor's
+    // out): a takeover not seen at all would be a scheduler left in place.
+    let left = states
+        .iter()
+        .position(|s| s.1 != "enabled")
+        .unwrap_or_else(|| panic!("no takeover was seen: {states:?}"));
+    let gap = states[left + 1..]
+        .iter()
+        .find(|s| s.1 == "enabled")
+        .map(|back| back.0 - states[left].0)
+        .unwrap();
     assert!(
         gap < 5.0,
         "the takeover left the node without the scheduler for {gap:.2} s: {states:?}"
     );
     println!("takeover: {gap:.2} s without the scheduler (polled every 10 ms)");
     let nice_ticks: u64 = results.file("nice.ticks").trim().parse().unwrap();
-    assert!(nice_ticks > 0, "the task of nice 19 never ran");
+    // 128 to 139 ticks in the runs so far; a task held back for seconds
+    // would have far fewer.
+    assert!(
+        nice_ticks >= 30,
+        "the task of nice 19 ran {nice_ticks} ticks in 12 s"
+    );
     println!("nice 19 among 16 busy tasks: {nice_ticks} ticks of CPU in 12 s");
     let placement = results.file("placement.txt");
     assert!(

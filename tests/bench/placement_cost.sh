@@ -49,6 +49,7 @@ for round in $(seq "$ROUNDS"); do
   [ "$(state)" = disabled ] || fail "sched_ext is $(state) before round $round"
   measure "$round" fair
   measure "$round" defaults --defaults
+  for i in $(seq 50); do [ "$(state)" = disabled ] && break; sleep 0.1; done
   start_agent --placement sched-ext --no-allocation --listen 127.0.0.1:8080
   [ "$(state)" = enabled ] || fail "the agent's scheduler is not in force: $(state)"
   measure "$round" kubenpu
