@@ -105,7 +105,9 @@ fn pin_to(cpu: usize) -> Result<(), String> {
 /// sched_ext scheduler loaded with `SCX_OPS_SWITCH_PARTIAL` runs.
 fn to_sched_ext() -> Result<(), String> {
     const SCHED_EXT: libc::c_int = 7;
-    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: plain data, all zero: priority 0, which SCHED_EXT takes
+    // (musl's has more fields than glibc's).
+    let param: libc::sched_param = unsafe { std::mem::zeroed() };
     // SAFETY: the calling thread (0), and a whole sched_param.
     if unsafe { libc::sched_setscheduler(0, SCHED_EXT, &param) } != 0 {
         return Err(format!(
