@@ -110,7 +110,7 @@ const MAX_CPUS: u32 = 8192;
 
 /// The task this scheduler is running on a CPU, as a waking task's
 /// preemption sees it; all zero while the CPU runs none of its tasks.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 #[repr(C)]
 struct Running {
     /// Its virtual time when it started.
@@ -274,6 +274,17 @@ fn slice(p: *mut task_struct) -> u64 {
     (SLICE_NS * weight(p) / BASE_WEIGHT).clamp(MIN_SLICE_NS, SLICE_NS)
 }
 
+/// `vtime` brought within one slice of the current virtual time, either
+/// way: a task that slept earns no more than a slice of credit, and one
+/// of low weight waits no more than a slice's lead (module doc).
+#[inline(always)]
+fn within_a_slice(vtime: u64) -> u64 {
+    let now = vtime_now();
+    // `max` then `min`, not `clamp`, whose check of its bounds would be a
+    // panic path the verifier refuses.
+    vtime.max(now.saturating_sub(SLICE_NS)).min(now + SLICE_NS)
+}
+
 #[inline(always)]
 fn vtime_now() -> u64 {
     // SAFETY: our own global; a racing update loses at most one
@@ -376,12 +387,7 @@ pub extern "C" fn kubenpu_enqueue(context: *mut c_void) -> i32 {
             counter::QUEUED_AWAY
         });
     }
-    let now = vtime_now();
-    // `max` then `min`, not `clamp`, whose check of its bounds would be a
-    // panic path the verifier refuses.
-    let own = vtime(p)
-        .max(now.saturating_sub(SLICE_NS))
-        .min(now + SLICE_NS);
+    let own = within_a_slice(vtime(p));
     dsq_insert_vtime(p, node as u64, slice(p), own, enq_flags);
     if idle >= 0 {
         kick_cpu(idle, KICK_IDLE);
@@ -494,10 +500,8 @@ pub extern "C" fn kubenpu_running(context: *mut c_void) -> i32 {
     let p: *mut task_struct = ctx.arg(0);
     // A task placed straight on an idle CPU skipped `enqueue`'s bound: it
     // gets it here, so that it cannot drag the current virtual time on.
-    let bound = vtime_now() + SLICE_NS;
-    let mut own = vtime(p);
-    if own > bound {
-        own = bound;
+    let own = within_a_slice(vtime(p));
+    if own != vtime(p) {
         set_vtime(p, own);
     }
     if own > vtime_now() {
@@ -558,14 +562,7 @@ pub extern "C" fn kubenpu_stopping(context: *mut c_void) -> i32 {
         }
     };
     set_vtime(p, vtime(p) + charge);
-    set_running(
-        cpu,
-        Running {
-            vtime: 0,
-            since_ns: 0,
-            weight: 0,
-        },
-    );
+    set_running(cpu, Running::default());
     0
 }
 
