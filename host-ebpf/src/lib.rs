@@ -80,13 +80,18 @@ pub mod placement {
     /// Each callback: its member of `struct sched_ext_ops`, its program,
     /// and whether it may sleep (the kernel lets a few callbacks sleep,
     /// and `init` must, to create the queues).
-    pub const CALLBACKS: [(&str, &str, bool); 8] = [
+    pub const CALLBACKS: [(&str, &str, bool); 13] = [
         ("select_cpu", "kubenpu_select_cpu", false),
         ("enqueue", "kubenpu_enqueue", false),
         ("dispatch", "kubenpu_dispatch", false),
+        ("runnable", "kubenpu_runnable", false),
         ("running", "kubenpu_running", false),
         ("stopping", "kubenpu_stopping", false),
+        ("quiescent", "kubenpu_quiescent", false),
         ("enable", "kubenpu_enable", false),
+        ("cgroup_init", "kubenpu_cgroup_init", false),
+        ("cgroup_exit", "kubenpu_cgroup_exit", false),
+        ("cgroup_set_weight", "kubenpu_cgroup_set_weight", false),
         ("init", "kubenpu_init", true),
         ("exit", "kubenpu_exit", false),
     ];
@@ -121,8 +126,10 @@ pub mod placement {
         pub const PICK_ANY_CPU_NODE: i32 = 0x4b4e_510b;
         /// `scx_bpf_dsq_nr_queued(dsq_id)`.
         pub const DSQ_NR_QUEUED: i32 = 0x4b4e_510c;
+        /// `scx_bpf_task_set_slice(p, slice)`.
+        pub const TASK_SET_SLICE: i32 = 0x4b4e_510d;
         /// Every placeholder with its kfunc's name in vmlinux.
-        pub const ALL: [(i32, &str); 13] = [
+        pub const ALL: [(i32, &str); 14] = [
             (SELECT_CPU_DFL, "scx_bpf_select_cpu_dfl"),
             (PICK_IDLE_CPU_NODE, "scx_bpf_pick_idle_cpu_node"),
             (DSQ_INSERT, "scx_bpf_dsq_insert"),
@@ -136,6 +143,7 @@ pub mod placement {
             (TASK_SET_DSQ_VTIME, "scx_bpf_task_set_dsq_vtime"),
             (PICK_ANY_CPU_NODE, "scx_bpf_pick_any_cpu_node"),
             (DSQ_NR_QUEUED, "scx_bpf_dsq_nr_queued"),
+            (TASK_SET_SLICE, "scx_bpf_task_set_slice"),
         ];
     }
 
@@ -154,8 +162,11 @@ pub mod placement {
         /// node was idle for them, or they may use no CPU of their
         /// device's node.
         pub const QUEUED_AWAY: u32 = 3;
+        /// cgroups the scheduler could not keep (its table was full):
+        /// their tasks are weighed as if in their nearest kept ancestor.
+        pub const UNTRACKED_CGROUPS: u32 = 4;
         /// How many counters there are.
-        pub const COUNT: u32 = 4;
+        pub const COUNT: u32 = 5;
     }
 
     /// Read-only globals the agent sets from the running kernel's BTF.
@@ -179,6 +190,22 @@ pub mod placement {
         /// Nanoseconds after a thread's last counted call during which
         /// its hint places it.
         pub const HINT_FRESH_NS: &str = "HINT_FRESH_NS";
+        /// Byte offset of `sched_task_group` in `struct task_struct`.
+        pub const TASK_GROUP_OFFSET: &str = "TASK_GROUP_OFFSET";
+        /// Byte offset of `css.cgroup` in `struct task_group`.
+        pub const TASK_GROUP_CGROUP_OFFSET: &str = "TASK_GROUP_CGROUP_OFFSET";
+        /// Byte offset of `kn` in `struct cgroup`.
+        pub const CGROUP_KN_OFFSET: &str = "CGROUP_KN_OFFSET";
+        /// Byte offset of `id` in `struct kernfs_node`.
+        pub const KERNFS_NODE_ID_OFFSET: &str = "KERNFS_NODE_ID_OFFSET";
+        /// Byte offset of `level` in `struct cgroup`.
+        pub const CGROUP_LEVEL_OFFSET: &str = "CGROUP_LEVEL_OFFSET";
+        /// Byte offset of `self.parent` in `struct cgroup`.
+        pub const CGROUP_PARENT_CSS_OFFSET: &str = "CGROUP_PARENT_CSS_OFFSET";
+        /// Byte offset of `cgroup` in `struct cgroup_subsys_state`.
+        pub const CSS_CGROUP_OFFSET: &str = "CSS_CGROUP_OFFSET";
+        /// Byte offset of `weight` in `struct scx_cgroup_init_args`.
+        pub const INIT_ARGS_WEIGHT_OFFSET: &str = "INIT_ARGS_WEIGHT_OFFSET";
     }
 }
 

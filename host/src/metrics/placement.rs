@@ -49,6 +49,14 @@ pub fn encode(
     ] {
         ConstCounter::new(count).encode(family.encode_family(&[("decision", decision)])?)?;
     }
+    ConstCounter::new(counters.untracked_cgroups).encode(
+        encoder.encode_descriptor(
+            "kubenpu_placement_untracked_cgroups",
+            "cgroups the agent's scheduler could not keep, its table of 16384 full: their tasks are weighed as if they were in their nearest kept ancestor, and their own cpu.weight is not honoured.",
+            None,
+            MetricType::Counter,
+        )?,
+    )?;
     let mut family = encoder.encode_descriptor(
         "kubenpu_placement_scheduler_exits",
         "Stops of the agent's scheduler that the kernel made, by kind (error, error_stall, error_bpf, sysrq, unregistered_kernel, ...): after one, every task is on the kernel's scheduler and placement stays on hints until the agent restarts.",

@@ -40,6 +40,9 @@ pub struct Counters {
     pub queued_near: u64,
     /// Threads with a fresh hint queued on another node.
     pub queued_away: u64,
+    /// cgroups it could not keep, its table full: their tasks weighed as
+    /// if in their nearest kept ancestor.
+    pub untracked_cgroups: u64,
 }
 
 impl Counters {
@@ -50,6 +53,7 @@ impl Counters {
             fell_back: self.fell_back + other.fell_back,
             queued_near: self.queued_near + other.queued_near,
             queued_away: self.queued_away + other.queued_away,
+            untracked_cgroups: self.untracked_cgroups + other.untracked_cgroups,
         }
     }
 }
@@ -96,6 +100,40 @@ fn interface<'a>(fields: &'a [(&'a str, struct_ops::Field<'a>)]) -> struct_ops::
         callbacks: &CALLBACKS,
         kfuncs: &kfunc::ALL,
         fields,
+    }
+}
+
+/// Where the scheduler reads cgroups' weights and hierarchy: byte offsets
+/// from the running kernel's BTF.
+struct GroupOffsets {
+    task_group: u32,
+    task_group_cgroup: u32,
+    cgroup_kn: u32,
+    kernfs_node_id: u32,
+    cgroup_level: u32,
+    cgroup_parent_css: u32,
+    css_cgroup: u32,
+    init_weight: u32,
+}
+
+impl GroupOffsets {
+    fn read(vmlinux: &Btf) -> Result<Self, ProbeError> {
+        let at = |name, member| {
+            vmlinux
+                .member_offset(name, member)
+                .map_err(ProbeError::Layout)
+        };
+        let css_cgroup = at("cgroup_subsys_state", "cgroup")?;
+        Ok(Self {
+            task_group: at("task_struct", "sched_task_group")?,
+            task_group_cgroup: at("task_group", "css")? + css_cgroup,
+            cgroup_kn: at("cgroup", "kn")?,
+            kernfs_node_id: at("kernfs_node", "id")?,
+            cgroup_level: at("cgroup", "level")?,
+            cgroup_parent_css: at("cgroup", "self")? + at("cgroup_subsys_state", "parent")?,
+            css_cgroup,
+            init_weight: at("scx_cgroup_init_args", "weight")?,
+        })
     }
 }
 
@@ -151,6 +189,7 @@ impl Scheduler {
             exit_info("msg")?,
         );
         let fresh_ns = u64::try_from(hint_fresh.as_nanos()).unwrap_or(u64::MAX);
+        let groups = GroupOffsets::read(vmlinux)?;
         let ebpf = EbpfLoader::new()
             .override_global(global::TASK_CPUS_PTR_OFFSET, &cpus_ptr, true)
             .override_global(global::TASK_DSQ_VTIME_OFFSET, &vtime, true)
@@ -161,6 +200,22 @@ impl Scheduler {
             .override_global(global::EXIT_REASON_OFFSET, &reason, true)
             .override_global(global::EXIT_MSG_OFFSET, &message, true)
             .override_global(global::HINT_FRESH_NS, &fresh_ns, true)
+            .override_global(global::TASK_GROUP_OFFSET, &groups.task_group, true)
+            .override_global(
+                global::TASK_GROUP_CGROUP_OFFSET,
+                &groups.task_group_cgroup,
+                true,
+            )
+            .override_global(global::CGROUP_KN_OFFSET, &groups.cgroup_kn, true)
+            .override_global(global::KERNFS_NODE_ID_OFFSET, &groups.kernfs_node_id, true)
+            .override_global(global::CGROUP_LEVEL_OFFSET, &groups.cgroup_level, true)
+            .override_global(
+                global::CGROUP_PARENT_CSS_OFFSET,
+                &groups.cgroup_parent_css,
+                true,
+            )
+            .override_global(global::CSS_CGROUP_OFFSET, &groups.css_cgroup, true)
+            .override_global(global::INIT_ARGS_WEIGHT_OFFSET, &groups.init_weight, true)
             // INFLIGHT, the counting program's: adopted by name.
             .default_map_pin_directory(probe::maps_dir(pin_dir))
             .allow_unsupported_maps()
@@ -189,6 +244,7 @@ impl Scheduler {
             fell_back: sum(counter::FELL_BACK),
             queued_near: sum(counter::QUEUED_NEAR),
             queued_away: sum(counter::QUEUED_AWAY),
+            untracked_cgroups: sum(counter::UNTRACKED_CGROUPS),
         }
     }
 
