@@ -28,9 +28,9 @@ use core::intrinsics::{AtomicOrdering, atomic_xadd, atomic_xchg};
 
 use aya_ebpf::{bindings::task_struct, macros::map, maps::HashMap};
 
-/// The most cgroups kept. One more is not kept: its tasks are weighed
-/// as if they were in its nearest kept ancestor, and
-/// [`GroupOutcome::Untracked`] counts it.
+/// The most cgroups kept. One more is not kept: its tasks are weighed by
+/// nice alone, as if in the root cgroup, and [`GroupOutcome::Untracked`]
+/// counts it.
 pub const MAX_GROUPS: u32 = 16_384;
 /// The deepest hierarchy walked; a Kubernetes container's cgroup is at
 /// depth 4 or 5.
@@ -97,13 +97,20 @@ fn read<T: Copy>(base: *const u8, offset: &'static u32) -> T {
     // SAFETY: a field of a kernel struct the verifier knows by BTF, at
     // the offset the running kernel's BTF gives; a pointer that is null
     // or stale reads as zero (the verifier's guarded loads).
-    unsafe { *base.add(core::ptr::read_volatile(offset) as usize).cast::<T>() }
+    unsafe {
+        *base
+            .add(core::ptr::read_volatile(offset) as usize)
+            .cast::<T>()
+    }
 }
 
 /// A cgroup's id, as `/sys/fs/cgroup` numbers it.
 #[inline(always)]
 fn cgroup_id(cgroup: *const u8) -> u64 {
-    read(read::<*const u8>(cgroup, &CGROUP_KN_OFFSET), &KERNFS_NODE_ID_OFFSET)
+    read(
+        read::<*const u8>(cgroup, &CGROUP_KN_OFFSET),
+        &KERNFS_NODE_ID_OFFSET,
+    )
 }
 
 /// The id of `p`'s cgroup of the `cpu` controller (its task group).
@@ -133,23 +140,37 @@ pub fn init(cgroup: *const u8, args: *const u8) -> GroupOutcome {
         load: 0,
         contributed: 0,
     };
-    match GROUPS.insert(&cgroup_id(cgroup), &group, 0) {
+    match GROUPS.insert(cgroup_id(cgroup), group, 0) {
         Ok(()) => GroupOutcome::Tracked,
         Err(_) => GroupOutcome::Untracked,
     }
 }
 
-/// `ops.cgroup_exit`: forgets `cgroup`, which has no task left.
+/// `ops.cgroup_exit`: forgets `cgroup`, which has no task left. What it
+/// still added to its parent's load is taken back first, so that no
+/// miscount can outlive it.
 #[inline(always)]
 pub fn exit(cgroup: *const u8) {
-    let _ = GROUPS.remove(&cgroup_id(cgroup));
+    let id = cgroup_id(cgroup);
+    if let Some(group) = GROUPS.get_ptr_mut(id) {
+        // SAFETY: the map's value, read.
+        let parent = unsafe { (*group).parent };
+        let had = swap_contribution(group, 0);
+        if had != 0
+            && let Some(up) = GROUPS.get_ptr_mut(parent)
+        {
+            add_load(up, had.wrapping_neg());
+            settle(parent);
+        }
+    }
+    let _ = GROUPS.remove(id);
 }
 
 /// `ops.cgroup_set_weight`.
 #[inline(always)]
 pub fn set_weight(cgroup: *const u8, weight: u32) {
     let id = cgroup_id(cgroup);
-    if let Some(group) = GROUPS.get_ptr_mut(&id) {
+    if let Some(group) = GROUPS.get_ptr_mut(id) {
         // SAFETY: the map's value; a racing settle reads either weight,
         // and settles again if it read the old one (`settle`).
         unsafe { core::ptr::write_volatile(&raw mut (*group).weight, u64::from(weight).max(1)) };
@@ -163,7 +184,7 @@ pub fn set_weight(cgroup: *const u8, weight: u32) {
 #[inline(always)]
 pub fn account(p: *mut task_struct, task_weight: u64, joins: bool) {
     let id = group_of(p);
-    let Some(group) = GROUPS.get_ptr_mut(&id) else {
+    let Some(group) = GROUPS.get_ptr_mut(id) else {
         return;
     };
     // SAFETY: the map's value, read.
@@ -175,9 +196,22 @@ pub fn account(p: *mut task_struct, task_weight: u64, joins: bool) {
     } else {
         task_weight.wrapping_neg()
     };
-    // SAFETY: the map's value; every CPU adds to it atomically.
-    unsafe { atomic_xadd::<u64, u64, { AtomicOrdering::SeqCst }>(&raw mut (*group).load, delta) };
+    add_load(group, delta);
     settle(id);
+}
+
+/// Adds `delta` (two's complement: it may take away) to `group`'s load.
+#[inline(always)]
+fn add_load(group: *mut Group, delta: u64) {
+    // SAFETY: a map value; every CPU adds to it atomically.
+    unsafe { atomic_xadd::<u64, u64, { AtomicOrdering::SeqCst }>(&raw mut (*group).load, delta) };
+}
+
+/// Sets what `group` adds to its parent's load; returns what it added.
+#[inline(always)]
+fn swap_contribution(group: *mut Group, owes: u64) -> u64 {
+    // SAFETY: a map value; swapped atomically.
+    unsafe { atomic_xchg::<u64, { AtomicOrdering::SeqCst }>(&raw mut (*group).contributed, owes) }
 }
 
 /// What `group` should add to its parent's load now.
@@ -204,7 +238,7 @@ fn owed(group: *mut Group) -> u64 {
 #[inline(always)]
 fn settle(mut id: u64) {
     for _ in 0..MAX_DEPTH {
-        let Some(group) = GROUPS.get_ptr_mut(&id) else {
+        let Some(group) = GROUPS.get_ptr_mut(id) else {
             return;
         };
         // SAFETY: the map's value, read.
@@ -217,10 +251,7 @@ fn settle(mut id: u64) {
         let mut change: u64 = 0;
         for _ in 0..SETTLE_TRIES {
             let owes = owed(group);
-            // SAFETY: the map's value; swapped atomically.
-            let had = unsafe {
-                atomic_xchg::<u64, { AtomicOrdering::SeqCst }>(&raw mut (*group).contributed, owes)
-            };
+            let had = swap_contribution(group, owes);
             change = change.wrapping_add(owes.wrapping_sub(had));
             if owed(group) == owes {
                 break;
@@ -229,11 +260,10 @@ fn settle(mut id: u64) {
         if change == 0 {
             return;
         }
-        let Some(up) = GROUPS.get_ptr_mut(&parent) else {
+        let Some(up) = GROUPS.get_ptr_mut(parent) else {
             return;
         };
-        // SAFETY: the parent's value; every CPU adds to it atomically.
-        unsafe { atomic_xadd::<u64, u64, { AtomicOrdering::SeqCst }>(&raw mut (*up).load, change) };
+        add_load(up, change);
         id = parent;
     }
 }
@@ -245,7 +275,7 @@ pub fn flattened(p: *mut task_struct, task_weight: u64) -> u64 {
     let mut weight = task_weight * WEIGHT_ONE;
     let mut id = group_of(p);
     for _ in 0..MAX_DEPTH {
-        let Some(group) = GROUPS.get_ptr_mut(&id) else {
+        let Some(group) = GROUPS.get_ptr_mut(id) else {
             break;
         };
         // SAFETY: the map's value, read as other CPUs change it.
@@ -262,8 +292,8 @@ pub fn flattened(p: *mut task_struct, task_weight: u64) -> u64 {
         }
         // A load of 0 is a moment's race (the task is runnable): its
         // share is the whole cgroup's then.
-        if load != 0 {
-            weight = weight * own / load;
+        if let Some(share) = (weight * own).checked_div(load) {
+            weight = share;
         }
         id = parent;
     }

@@ -163,7 +163,7 @@ pub mod placement {
         /// device's node.
         pub const QUEUED_AWAY: u32 = 3;
         /// cgroups the scheduler could not keep (its table was full):
-        /// their tasks are weighed as if in their nearest kept ancestor.
+        /// their tasks are weighed by nice alone, as if in the root cgroup.
         pub const UNTRACKED_CGROUPS: u32 = 4;
         /// How many counters there are.
         pub const COUNT: u32 = 5;

@@ -313,7 +313,9 @@ fn within_reach(vtime: u64) -> u64 {
     let now = vtime_now();
     // `max` then `min`, not `clamp`, whose check of its bounds would be a
     // panic path the verifier refuses.
-    vtime.max(now.saturating_sub(SLICE_NS)).min(now + MAX_LEAD_NS)
+    vtime
+        .max(now.saturating_sub(SLICE_NS))
+        .min(now + MAX_LEAD_NS)
 }
 
 #[inline(always)]

@@ -52,7 +52,7 @@ pub fn encode(
     ConstCounter::new(counters.untracked_cgroups).encode(
         encoder.encode_descriptor(
             "kubenpu_placement_untracked_cgroups",
-            "cgroups the agent's scheduler could not keep, its table of 16384 full: their tasks are weighed as if they were in their nearest kept ancestor, and their own cpu.weight is not honoured.",
+            "cgroups the agent's scheduler could not keep, its table of 16384 full: their tasks are weighed by nice alone, as if they were in the root cgroup.",
             None,
             MetricType::Counter,
         )?,

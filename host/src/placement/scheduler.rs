@@ -40,8 +40,8 @@ pub struct Counters {
     pub queued_near: u64,
     /// Threads with a fresh hint queued on another node.
     pub queued_away: u64,
-    /// cgroups it could not keep, its table full: their tasks weighed as
-    /// if in their nearest kept ancestor.
+    /// cgroups it could not keep, its table full: their tasks are weighed
+    /// by nice alone, as if in the root cgroup.
     pub untracked_cgroups: u64,
 }
 
