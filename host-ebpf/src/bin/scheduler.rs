@@ -305,17 +305,22 @@ fn virtual_ns(ran: u64, weight: u64) -> u64 {
     ran.min(1 << 40) * BASE_WEIGHT * groups::WEIGHT_ONE / weight.max(1)
 }
 
-/// `vtime` brought within reach of the current virtual time: a task that
-/// slept earns no more than a slice of credit, and one of low weight
-/// waits no more than [`MAX_LEAD_NS`] ahead (module doc).
+/// `vtime`, of a task of flattened weight `weight`, brought within reach
+/// of the current virtual time: a task that slept earns no more credit
+/// than a slice of its own running (at most [`MAX_LEAD_NS`]), and one of
+/// low weight waits no more than [`MAX_LEAD_NS`] ahead (module doc).
+///
+/// The credit is the task's own slice in virtual time, not a slice of
+/// virtual time: flattened weights are small (a pod's threads share its
+/// weight), so virtual time runs fast, and a fixed credit would shrink to
+/// a fraction of a slice of the waking thread's running.
 #[inline(always)]
-fn within_reach(vtime: u64) -> u64 {
+fn within_reach(vtime: u64, weight: u64) -> u64 {
     let now = vtime_now();
+    let credit = virtual_ns(SLICE_NS, weight).min(MAX_LEAD_NS);
     // `max` then `min`, not `clamp`, whose check of its bounds would be a
     // panic path the verifier refuses.
-    vtime
-        .max(now.saturating_sub(SLICE_NS))
-        .min(now + MAX_LEAD_NS)
+    vtime.max(now.saturating_sub(credit)).min(now + MAX_LEAD_NS)
 }
 
 #[inline(always)]
@@ -420,7 +425,7 @@ pub extern "C" fn kubenpu_enqueue(context: *mut c_void) -> i32 {
             counter::QUEUED_AWAY
         });
     }
-    let own = within_reach(vtime(p));
+    let own = within_reach(vtime(p), groups::flattened(p, weight(p)));
     dsq_insert_vtime(p, node as u64, SLICE_NS, own, enq_flags);
     if idle >= 0 {
         kick_cpu(idle, KICK_IDLE);
@@ -535,7 +540,8 @@ pub extern "C" fn kubenpu_running(context: *mut c_void) -> i32 {
     let p: *mut task_struct = ctx.arg(0);
     // A task placed straight on an idle CPU skipped `enqueue`'s bound: it
     // gets it here, so that it cannot drag the current virtual time on.
-    let own = within_reach(vtime(p));
+    let weight = groups::flattened(p, weight(p));
+    let own = within_reach(vtime(p), weight);
     if own != vtime(p) {
         set_vtime(p, own);
     }
@@ -547,7 +553,6 @@ pub extern "C" fn kubenpu_running(context: *mut c_void) -> i32 {
     // `stopping` from the CPU that changes a running task's weight,
     // affinity or cgroup.
     let cpu = task_cpu(p) as u32;
-    let weight = groups::flattened(p, weight(p));
     set_slice(p, slice_of(weight));
     // SAFETY: a helper without arguments.
     let now = unsafe { bpf_ktime_get_ns() };
