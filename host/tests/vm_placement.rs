@@ -26,7 +26,7 @@
 //!   someone else loaded is never replaced.
 //! - Counting stays exact throughout.
 //!
-//! Cost: one guest of about 250 to 280 s alone (containerd and four pods
+//! Cost: one guest of about 250 to 310 s alone (containerd and four pods
 //! under one host thread).
 
 mod support;

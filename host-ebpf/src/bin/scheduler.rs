@@ -13,9 +13,10 @@
 //! flattened through its cgroups' `cpu.weight` ([`groups`]), so that a
 //! pod's CPU request holds against a pod with more threads.
 //!
-//! A task that slept is brought up to one slice behind the current
-//! virtual time, so that sleeping earns no credit beyond a slice; and a
-//! task queues at most [`MAX_LEAD_NS`] (five slices) ahead of it. Without
+//! A task that slept is brought up to a slice of its own running behind
+//! the current virtual time ([`within_reach`]), so that sleeping earns
+//! no credit beyond a slice; and a task queues at most [`MAX_LEAD_NS`]
+//! (five slices of virtual time) ahead of it. Without
 //! that bound, a task of low weight (nice 19 weighs 1) that ran a whole
 //! slice was charged a hundred slices, and behind enough busy tasks it
 //! waited past the watchdog's timeout, which stopped the scheduler
