@@ -84,11 +84,14 @@ static CSS_CGROUP_OFFSET: u32 = 0;
 #[unsafe(no_mangle)]
 static INIT_ARGS_WEIGHT_OFFSET: u32 = 0;
 
-/// What [`init`] did with a cgroup.
+/// What [`init`] or [`exit`] found of a cgroup.
 pub enum GroupOutcome {
-    Tracked,
-    /// The table was full.
+    Kept,
+    /// [`init`]: the table was full.
     Untracked,
+    /// [`exit`]: it went with load left, which only a miscount of its
+    /// tasks' runnable weight can leave (a cgroup that goes has no task).
+    Miscounted,
 }
 
 /// The value at `offset` (a global the agent set) past `base`.
@@ -141,7 +144,7 @@ pub fn init(cgroup: *const u8, args: *const u8) -> GroupOutcome {
         contributed: 0,
     };
     match GROUPS.insert(cgroup_id(cgroup), group, 0) {
-        Ok(()) => GroupOutcome::Tracked,
+        Ok(()) => GroupOutcome::Kept,
         Err(_) => GroupOutcome::Untracked,
     }
 }
@@ -150,11 +153,15 @@ pub fn init(cgroup: *const u8, args: *const u8) -> GroupOutcome {
 /// still added to its parent's load is taken back first, so that no
 /// miscount can outlive it.
 #[inline(always)]
-pub fn exit(cgroup: *const u8) {
+pub fn exit(cgroup: *const u8) -> GroupOutcome {
     let id = cgroup_id(cgroup);
+    let mut outcome = GroupOutcome::Kept;
     if let Some(group) = GROUPS.get_ptr_mut(id) {
         // SAFETY: the map's value, read.
-        let parent = unsafe { (*group).parent };
+        let (parent, load) = unsafe { ((*group).parent, (*group).load) };
+        if load != 0 {
+            outcome = GroupOutcome::Miscounted;
+        }
         let had = swap_contribution(group, 0);
         if had != 0
             && let Some(up) = GROUPS.get_ptr_mut(parent)
@@ -164,6 +171,7 @@ pub fn exit(cgroup: *const u8) {
         }
     }
     let _ = GROUPS.remove(id);
+    outcome
 }
 
 /// `ops.cgroup_set_weight`.

@@ -165,8 +165,12 @@ pub mod placement {
         /// cgroups the scheduler could not keep (its table was full):
         /// their tasks are weighed by nice alone, as if in the root cgroup.
         pub const UNTRACKED_CGROUPS: u32 = 4;
+        /// cgroups that went with runnable weight still counted in them:
+        /// a miscount, which skewed their siblings' shares while it
+        /// lasted. Should stay 0.
+        pub const MISCOUNTED_CGROUPS: u32 = 5;
         /// How many counters there are.
-        pub const COUNT: u32 = 5;
+        pub const COUNT: u32 = 6;
     }
 
     /// Read-only globals the agent sets from the running kernel's BTF.

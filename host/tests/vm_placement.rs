@@ -16,7 +16,8 @@
 //!   vCPU runs, and the scheduler stays in force through it.
 //! - cgroups' `cpu.weight` holds through the hierarchy: busy loops in
 //!   cgroups of different weights, with different numbers of threads,
-//!   get the fair class's shares of one CPU.
+//!   get the fair class's shares of one CPU, and cgroups that go leave
+//!   no runnable weight counted in them.
 //! - Safety: a killed agent leaves its scheduler running and the node
 //!   working, and the next agent takes over, leaving the node on the
 //!   kernel's scheduler for less than the watchdog's 5 s; a SysRq reset
@@ -162,6 +163,9 @@ fn threads_run_near_their_device_and_the_node_is_never_left_without_a_scheduler(
          sleep 6
          usage > /shared/weights.after
          kill $LOOPS
+         wait $LOOPS 2>/dev/null || true
+         # Gone, they must leave no runnable weight counted in them.
+         rmdir $CG/wp/heavy $CG/wp/light $CG/wp/idle $CG/wp $CG/wq || fail 'the weight cgroups did not go'
          expect_state enabled kubenpu
          wait_metrics 'no placement series' 'kubenpu_placement_mode{mode=\"sched-ext\",asked=\"sched-ext\"} 1' 'kubenpu_placement_decisions_total{decision=\"queued_near\"}'
          cp /shared/metrics /shared/near.metrics
@@ -371,6 +375,13 @@ fn threads_run_near_their_device_and_the_node_is_never_left_without_a_scheduler(
         "wq/wp {:.2}, not about 1",
         wq / (heavy + light)
     );
+    // Every cgroup that went (the busy pod's, the weight check's) had no
+    // runnable weight left counted in it, and every one was kept.
+    let near = results.file("near.metrics");
+    for fault in ["untracked", "miscounted"] {
+        let series = format!("kubenpu_placement_cgroup_faults_total{{fault=\"{fault}\"}} 0");
+        assert!(near.contains(&series), "not {series}");
+    }
     let placement = results.file("placement.txt");
     assert!(
         placement.starts_with(

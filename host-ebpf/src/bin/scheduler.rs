@@ -289,9 +289,9 @@ fn weight(p: *mut task_struct) -> u64 {
 
 /// The slice of a task of flattened weight `weight`: [`SLICE_NS`],
 /// shortened in proportion to a weight below nice 0's (down to
-/// [`MIN_SLICE_NS`]). A task queues at most a slice ahead of the others,
-/// so a low weight could not hold it back for long; a short slice is how
-/// it gets less of a busy CPU instead.
+/// [`MIN_SLICE_NS`]). A task queues at most [`MAX_LEAD_NS`] ahead of the
+/// others, so a low weight could not hold it back for long; a short slice
+/// is how it gets less of a busy CPU instead.
 #[inline(always)]
 fn slice_of(weight: u64) -> u64 {
     (SLICE_NS * weight / (BASE_WEIGHT * groups::WEIGHT_ONE)).clamp(MIN_SLICE_NS, SLICE_NS)
@@ -533,7 +533,8 @@ pub extern "C" fn kubenpu_dispatch(context: *mut c_void) -> i32 {
 
 /// `ops.running`: the task starting to run sets the current virtual time,
 /// and gets its slice, by its flattened weight. Tasks are queued with a
-/// whole slice, and weighed here, once per run, not at every queueing.
+/// whole slice: the slice is set here, once per run, where the weight is
+/// needed anyway for the charge in `stopping`.
 #[unsafe(link_section = "fentry/running")]
 #[unsafe(no_mangle)]
 pub extern "C" fn kubenpu_running(context: *mut c_void) -> i32 {
@@ -643,11 +644,14 @@ pub extern "C" fn kubenpu_cgroup_init(context: *mut c_void) -> i32 {
     0
 }
 
-/// `ops.cgroup_exit`: a cgroup went.
+/// `ops.cgroup_exit`: a cgroup went. One that still had load was
+/// miscounted (it has no task left): counted, for the agent to show.
 #[unsafe(link_section = "fentry/cgroup_exit")]
 #[unsafe(no_mangle)]
 pub extern "C" fn kubenpu_cgroup_exit(context: *mut c_void) -> i32 {
-    groups::exit(FEntryContext::new(context).arg(0));
+    if let groups::GroupOutcome::Miscounted = groups::exit(FEntryContext::new(context).arg(0)) {
+        bump(counter::MISCOUNTED_CGROUPS);
+    }
     0
 }
 

@@ -49,14 +49,18 @@ pub fn encode(
     ] {
         ConstCounter::new(count).encode(family.encode_family(&[("decision", decision)])?)?;
     }
-    ConstCounter::new(counters.untracked_cgroups).encode(
-        encoder.encode_descriptor(
-            "kubenpu_placement_untracked_cgroups",
-            "cgroups the agent's scheduler could not keep, its table of 16384 full: their tasks are weighed by nice alone, as if they were in the root cgroup.",
-            None,
-            MetricType::Counter,
-        )?,
+    let mut family = encoder.encode_descriptor(
+        "kubenpu_placement_cgroup_faults",
+        "cgroups whose cpu.weight the agent's scheduler could not honour, by fault: untracked (its table of 16384 was full: their tasks are weighed by nice alone, as if in the root cgroup), miscounted (a cgroup went with runnable weight still counted in it, which skewed its siblings' shares while it lasted). Both should stay 0.",
+        None,
+        MetricType::Counter,
     )?;
+    for (fault, count) in [
+        ("untracked", counters.untracked_cgroups),
+        ("miscounted", counters.miscounted_cgroups),
+    ] {
+        ConstCounter::new(count).encode(family.encode_family(&[("fault", fault)])?)?;
+    }
     let mut family = encoder.encode_descriptor(
         "kubenpu_placement_scheduler_exits",
         "Stops of the agent's scheduler that the kernel made, by kind (error, error_stall, error_bpf, sysrq, unregistered_kernel, ...): after one, every task is on the kernel's scheduler and placement stays on hints until the agent restarts.",

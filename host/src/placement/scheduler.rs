@@ -43,6 +43,8 @@ pub struct Counters {
     /// cgroups it could not keep, its table full: their tasks are weighed
     /// by nice alone, as if in the root cgroup.
     pub untracked_cgroups: u64,
+    /// cgroups that went with runnable weight still counted in them.
+    pub miscounted_cgroups: u64,
 }
 
 impl Counters {
@@ -54,6 +56,7 @@ impl Counters {
             queued_near: self.queued_near + other.queued_near,
             queued_away: self.queued_away + other.queued_away,
             untracked_cgroups: self.untracked_cgroups + other.untracked_cgroups,
+            miscounted_cgroups: self.miscounted_cgroups + other.miscounted_cgroups,
         }
     }
 }
@@ -103,38 +106,55 @@ fn interface<'a>(fields: &'a [(&'a str, struct_ops::Field<'a>)]) -> struct_ops::
     }
 }
 
-/// Where the scheduler reads cgroups' weights and hierarchy: byte offsets
-/// from the running kernel's BTF.
-struct GroupOffsets {
-    task_group: u32,
-    task_group_cgroup: u32,
-    cgroup_kn: u32,
-    kernfs_node_id: u32,
-    cgroup_level: u32,
-    cgroup_parent_css: u32,
-    css_cgroup: u32,
-    init_weight: u32,
-}
-
-impl GroupOffsets {
-    fn read(vmlinux: &Btf) -> Result<Self, ProbeError> {
-        let at = |name, member| {
-            vmlinux
-                .member_offset(name, member)
-                .map_err(ProbeError::Layout)
-        };
-        let css_cgroup = at("cgroup_subsys_state", "cgroup")?;
-        Ok(Self {
-            task_group: at("task_struct", "sched_task_group")?,
-            task_group_cgroup: at("task_group", "css")? + css_cgroup,
-            cgroup_kn: at("cgroup", "kn")?,
-            kernfs_node_id: at("kernfs_node", "id")?,
-            cgroup_level: at("cgroup", "level")?,
-            cgroup_parent_css: at("cgroup", "self")? + at("cgroup_subsys_state", "parent")?,
-            css_cgroup,
-            init_weight: at("scx_cgroup_init_args", "weight")?,
-        })
-    }
+/// Every byte offset the scheduler reads the kernel's structs at, by its
+/// global's name, from the running kernel's BTF.
+fn kernel_offsets(vmlinux: &Btf) -> Result<[(&'static str, u32); 16], ProbeError> {
+    let at = |name, member| {
+        vmlinux
+            .member_offset(name, member)
+            .map_err(ProbeError::Layout)
+    };
+    let scx = at("task_struct", "scx")?;
+    let css_cgroup = at("cgroup_subsys_state", "cgroup")?;
+    Ok([
+        (global::TASK_CPUS_PTR_OFFSET, at("task_struct", "cpus_ptr")?),
+        (
+            global::TASK_DSQ_VTIME_OFFSET,
+            scx + at("sched_ext_entity", "dsq_vtime")?,
+        ),
+        (
+            global::TASK_SLICE_OFFSET,
+            scx + at("sched_ext_entity", "slice")?,
+        ),
+        (
+            global::TASK_WEIGHT_OFFSET,
+            scx + at("sched_ext_entity", "weight")?,
+        ),
+        (global::EXIT_KIND_OFFSET, at("scx_exit_info", "kind")?),
+        (global::EXIT_CODE_OFFSET, at("scx_exit_info", "exit_code")?),
+        (global::EXIT_REASON_OFFSET, at("scx_exit_info", "reason")?),
+        (global::EXIT_MSG_OFFSET, at("scx_exit_info", "msg")?),
+        (
+            global::TASK_GROUP_OFFSET,
+            at("task_struct", "sched_task_group")?,
+        ),
+        (
+            global::TASK_GROUP_CGROUP_OFFSET,
+            at("task_group", "css")? + css_cgroup,
+        ),
+        (global::CGROUP_KN_OFFSET, at("cgroup", "kn")?),
+        (global::KERNFS_NODE_ID_OFFSET, at("kernfs_node", "id")?),
+        (global::CGROUP_LEVEL_OFFSET, at("cgroup", "level")?),
+        (
+            global::CGROUP_PARENT_CSS_OFFSET,
+            at("cgroup", "self")? + at("cgroup_subsys_state", "parent")?,
+        ),
+        (global::CSS_CGROUP_OFFSET, css_cgroup),
+        (
+            global::INIT_ARGS_WEIGHT_OFFSET,
+            at("scx_cgroup_init_args", "weight")?,
+        ),
+    ])
 }
 
 /// The scheduler, attached.
@@ -163,59 +183,14 @@ impl Scheduler {
         hint_fresh: Duration,
         debug: bool,
     ) -> Result<Verified, ProbeError> {
-        let layout = ProbeError::Layout;
-        let scx = vmlinux
-            .member_offset("task_struct", "scx")
-            .map_err(layout)?;
-        let entity = |member| {
-            vmlinux
-                .member_offset("sched_ext_entity", member)
-                .map(|offset| scx + offset)
-                .map_err(layout)
-        };
-        let exit_info = |member| {
-            vmlinux
-                .member_offset("scx_exit_info", member)
-                .map_err(layout)
-        };
-        let cpus_ptr = vmlinux
-            .member_offset("task_struct", "cpus_ptr")
-            .map_err(layout)?;
-        let (vtime, slice, weight) = (entity("dsq_vtime")?, entity("slice")?, entity("weight")?);
-        let (kind, code, reason, message) = (
-            exit_info("kind")?,
-            exit_info("exit_code")?,
-            exit_info("reason")?,
-            exit_info("msg")?,
-        );
         let fresh_ns = u64::try_from(hint_fresh.as_nanos()).unwrap_or(u64::MAX);
-        let groups = GroupOffsets::read(vmlinux)?;
-        let ebpf = EbpfLoader::new()
-            .override_global(global::TASK_CPUS_PTR_OFFSET, &cpus_ptr, true)
-            .override_global(global::TASK_DSQ_VTIME_OFFSET, &vtime, true)
-            .override_global(global::TASK_SLICE_OFFSET, &slice, true)
-            .override_global(global::TASK_WEIGHT_OFFSET, &weight, true)
-            .override_global(global::EXIT_KIND_OFFSET, &kind, true)
-            .override_global(global::EXIT_CODE_OFFSET, &code, true)
-            .override_global(global::EXIT_REASON_OFFSET, &reason, true)
-            .override_global(global::EXIT_MSG_OFFSET, &message, true)
+        let offsets = kernel_offsets(vmlinux)?;
+        let mut loader = EbpfLoader::new();
+        for (name, offset) in &offsets {
+            loader.override_global(name, offset, true);
+        }
+        let ebpf = loader
             .override_global(global::HINT_FRESH_NS, &fresh_ns, true)
-            .override_global(global::TASK_GROUP_OFFSET, &groups.task_group, true)
-            .override_global(
-                global::TASK_GROUP_CGROUP_OFFSET,
-                &groups.task_group_cgroup,
-                true,
-            )
-            .override_global(global::CGROUP_KN_OFFSET, &groups.cgroup_kn, true)
-            .override_global(global::KERNFS_NODE_ID_OFFSET, &groups.kernfs_node_id, true)
-            .override_global(global::CGROUP_LEVEL_OFFSET, &groups.cgroup_level, true)
-            .override_global(
-                global::CGROUP_PARENT_CSS_OFFSET,
-                &groups.cgroup_parent_css,
-                true,
-            )
-            .override_global(global::CSS_CGROUP_OFFSET, &groups.css_cgroup, true)
-            .override_global(global::INIT_ARGS_WEIGHT_OFFSET, &groups.init_weight, true)
             // INFLIGHT, the counting program's: adopted by name.
             .default_map_pin_directory(probe::maps_dir(pin_dir))
             .allow_unsupported_maps()
@@ -245,6 +220,7 @@ impl Scheduler {
             queued_near: sum(counter::QUEUED_NEAR),
             queued_away: sum(counter::QUEUED_AWAY),
             untracked_cgroups: sum(counter::UNTRACKED_CGROUPS),
+            miscounted_cgroups: sum(counter::MISCOUNTED_CGROUPS),
         }
     }
 
