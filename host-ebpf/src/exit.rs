@@ -1,6 +1,7 @@
-//! The exit side: as a counted call returns, add whether it failed, the
-//! time it spent inside `drm_ioctl` and the bytes it allocated to its
-//! counter, and its duration to the histogram. Calls the entry programs
+//! The exit side: as a counted call returns, add how it ended (failed,
+//! or for a wait busy or timed out: [`ending`]), the time it spent inside
+//! `drm_ioctl` and the bytes it allocated to its counter, and its duration
+//! to the histogram. Calls the entry programs
 //! did not keep find their thread's record idle (or none) and return.
 //!
 //! A call that returns `-ERESTART*` was interrupted by a signal; the
@@ -13,7 +14,7 @@
 //! SPDX-License-Identifier: GPL-2.0-only
 
 use aya_ebpf::helpers::bpf_ktime_get_ns;
-use kubenpu_ebpf::{CountKey, Inflight, Loss, inflight};
+use kubenpu_ebpf::{CountKey, Inflight, Loss, ending, inflight};
 
 use crate::{Field, INFLIGHT, add, counter, lose, record_duration, value_field};
 
@@ -63,7 +64,7 @@ pub fn finish(ret: i64) {
             (*record).state = inflight::RESTARTING;
             (*record).earlier_ns = call.earlier_ns + ns;
         }
-        measure(call.key, 0, ns, 0);
+        measure(call.key, ending::DONE, ns, 0);
         return;
     }
     // SAFETY: as above.
@@ -76,28 +77,34 @@ pub fn finish(ret: i64) {
             0
         }),
     };
-    conclude(&call, u64::from(ret < 0), ns, bytes);
+    conclude(&call, ending::of(call.kind, ret), ns, bytes);
 }
 
 /// Adds a call's last run to its counter and its whole time to the
-/// histogram: `failed` (0 or 1), the run's `ns` and the `bytes` it
-/// allocated.
+/// histogram: how it `ended` (an [`ending`]), the run's `ns` and the
+/// `bytes` it allocated.
 #[inline(always)]
-pub fn conclude(call: &Inflight, failed: u64, ns: u64, bytes: u64) {
-    measure(call.key, failed, ns, bytes);
+pub fn conclude(call: &Inflight, ended: u8, ns: u64, bytes: u64) {
+    measure(call.key, ended, ns, bytes);
     record_duration(call.key.dev, call.kind, call.earlier_ns + ns);
 }
 
 /// Adds a return's measurements to its counter (made anew, with no call,
 /// if it went while the call ran: the cgroup was found gone and folded).
 #[inline(always)]
-fn measure(key: CountKey, failed: u64, ns: u64, bytes: u64) {
+fn measure(key: CountKey, ended: u8, ns: u64, bytes: u64) {
     let Some(value) = counter(key) else {
         lose(Loss::Unmeasured);
         return;
     };
-    if failed != 0 {
-        add(value_field(value, Field::Failed), failed);
+    let outcome = match ended {
+        ending::FAILED => Some(Field::Failed),
+        ending::BUSY => Some(Field::Busy),
+        ending::TIMED_OUT => Some(Field::TimedOut),
+        _ => None,
+    };
+    if let Some(field) = outcome {
+        add(value_field(value, field), 1);
     }
     add(value_field(value, Field::Ns), ns);
     if bytes != 0 {

@@ -8,7 +8,7 @@
 
 /// Bumped whenever a map's key, value or meaning changes: an agent finding
 /// pinned maps of another layout replaces them instead of adopting them.
-pub const LAYOUT_VERSION: u32 = 8;
+pub const LAYOUT_VERSION: u32 = 9;
 
 /// The kernel function every DRM and accel driver routes ioctls through.
 /// Drivers outside DRM have their own entries, which the vendor plugins
@@ -505,7 +505,8 @@ pub struct CountValue {
     /// Calls, counted as they enter (a restart after a signal is the same
     /// call, not another).
     pub calls: u64,
-    /// Calls that returned an error (`< 0`, restarts excepted).
+    /// Calls that returned an error (`< 0`, restarts excepted), but for
+    /// the waits counted in `busy` and `timed_out`.
     pub failed: u64,
     /// Nanoseconds spent inside the calls, counted as they return.
     pub ns: u64,
@@ -514,6 +515,11 @@ pub struct CountValue {
     pub bytes: u64,
     /// Calls made from a CPU of another NUMA node than the device's.
     pub remote: u64,
+    /// Waits that found the device not done and did not block: `EBUSY`
+    /// or `EAGAIN` (a poll, as Mesa makes). See [`ending`].
+    pub busy: u64,
+    /// Waits that gave up at their timeout: `ETIME` or `ETIMEDOUT`.
+    pub timed_out: u64,
 }
 
 impl CountValue {
@@ -524,6 +530,49 @@ impl CountValue {
         self.ns = self.ns.wrapping_add(other.ns);
         self.bytes = self.bytes.wrapping_add(other.bytes);
         self.remote = self.remote.wrapping_add(other.remote);
+        self.busy = self.busy.wrapping_add(other.busy);
+        self.timed_out = self.timed_out.wrapping_add(other.timed_out);
+    }
+}
+
+/// How a counted call ended, from its kind and its return value: which of
+/// [`CountValue`]'s outcome fields it adds one to. Userspace reads an
+/// error of a wait differently from a real failure: Mesa polls its
+/// buffers with no-block waits, and a wait with a deadline times out by
+/// design. The errno values are the generic ones, the same on x86_64 and
+/// arm64.
+pub mod ending {
+    use super::kind;
+
+    /// `EAGAIN`.
+    const EAGAIN: i64 = 11;
+    /// `EBUSY`.
+    const EBUSY: i64 = 16;
+    /// `ETIME`.
+    const ETIME: i64 = 62;
+    /// `ETIMEDOUT`.
+    const ETIMEDOUT: i64 = 110;
+
+    /// The call returned normally (`>= 0`): no outcome field.
+    pub const DONE: u8 = 0;
+    /// [`super::CountValue::failed`].
+    pub const FAILED: u8 = 1;
+    /// [`super::CountValue::busy`].
+    pub const BUSY: u8 = 2;
+    /// [`super::CountValue::timed_out`].
+    pub const TIMED_OUT: u8 = 3;
+
+    /// The ending of a call of `kind` that returned `ret` (not a restart).
+    /// Only waits are busy or timed out: a submit or an allocation that
+    /// returns `EBUSY` or `EAGAIN` did not do what it was asked, and failed.
+    #[inline(always)]
+    pub fn of(kind: u32, ret: i64) -> u8 {
+        match (kind, -ret) {
+            _ if ret >= 0 => DONE,
+            (kind::WAIT, EBUSY | EAGAIN) => BUSY,
+            (kind::WAIT, ETIME | ETIMEDOUT) => TIMED_OUT,
+            _ => FAILED,
+        }
     }
 }
 

@@ -40,7 +40,7 @@ use aya_ebpf::{
 };
 use kubenpu_ebpf::{
     CountKey, CountValue, DURATION_BUCKETS, DurationKey, Inflight, Layout, Loss, NO_NUMA_NODE,
-    OwnerRecord, inflight,
+    OwnerRecord, ending, inflight,
 };
 use task_storage::TaskStorage;
 
@@ -121,7 +121,7 @@ fn enter(call: &filter::Call, kept: &filter::Kept) {
         // The interrupted call was not run again: the caller got EINTR
         // and moved on. It failed.
         inflight::RESTARTING => {
-            exit::conclude(&previous, 1, 0, 0);
+            exit::conclude(&previous, ending::FAILED, 0, 0);
             count(key, kept.numa_node);
         }
         // The exit of this thread's previous call never ran.
@@ -194,6 +194,8 @@ enum Field {
     Ns,
     Bytes,
     Remote,
+    Busy,
+    TimedOut,
 }
 
 #[inline(always)]
@@ -206,6 +208,8 @@ fn value_field(value: *mut CountValue, field: Field) -> *mut u64 {
             Field::Ns => &raw mut (*value).ns,
             Field::Bytes => &raw mut (*value).bytes,
             Field::Remote => &raw mut (*value).remote,
+            Field::Busy => &raw mut (*value).busy,
+            Field::TimedOut => &raw mut (*value).timed_out,
         }
     }
 }

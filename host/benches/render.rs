@@ -39,6 +39,8 @@ fn snapshot(count: usize) -> Snapshot {
                 ns: calls * 35_000,
                 bytes: calls * 4096,
                 remote: calls / 10,
+                busy: calls / 20,
+                timed_out: calls / 1000,
             };
             (series, totals)
         })

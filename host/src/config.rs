@@ -181,7 +181,7 @@ impl AgentConfig {
 pub const MAX_COUNTERS: u32 = 1 << 20;
 
 /// Kernel memory the counters map preallocates per key: the hash
-/// element's header, the 16-byte key and the 32-byte value.
+/// element's header, the 16-byte key and the value (56 bytes).
 const BYTES_PER_KEY: u64 = 64 + size_of::<kubenpu_ebpf::CountValue>() as u64;
 
 /// `--max-counters`: at least 1, at most [`MAX_COUNTERS`].

@@ -90,6 +90,12 @@ pub struct UsageRow {
     /// Of which failed (absent from agents before 0.2).
     #[serde(default)]
     pub failed: u64,
+    /// Of which waits that found the device busy (absent from older agents).
+    #[serde(default)]
+    pub busy: u64,
+    /// Of which waits that timed out (absent from older agents).
+    #[serde(default)]
+    pub timed_out: u64,
     /// Seconds spent inside them.
     #[serde(default)]
     pub seconds: f64,
@@ -149,6 +155,8 @@ impl UsageReport {
                 kind: series.kind.as_str().to_owned(),
                 calls: totals.calls,
                 failed: totals.failed,
+                busy: totals.busy,
+                timed_out: totals.timed_out,
                 seconds: totals.ns as f64 / 1e9,
                 bytes: totals.bytes,
             })

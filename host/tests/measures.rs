@@ -14,7 +14,7 @@ use serde_json::Value;
 use support::guest::{Results, run};
 
 // Syncobjs on virtio-gpu: 6.12 and newer (6.1's has none).
-on_kernels!([bookworm_backports => BookwormBackports, sid => Sid]: waits_in_a_pod_are_timed_and_fail_as_timeouts);
+on_kernels!([bookworm_backports => BookwormBackports, sid => Sid]: waits_in_a_pod_are_timed_and_time_out);
 on_kernels!(
     [bookworm => Bookworm, bookworm_backports => BookwormBackports, sid => Sid]:
     failed_calls_are_counted_exactly,
@@ -22,15 +22,16 @@ on_kernels!(
 );
 
 /// Waits per container, and their timeout: each blocks for about 20 ms
-/// and fails with ETIME.
+/// and times out (ETIME).
 const WAITS: u64 = 25;
 const TIMEOUT_MS: u64 = 20;
 
 /// One pod, two containers: `steady` waits undisturbed; `signalled` waits
 /// with a SIGALRM every 3 ms, whose SA_RESTART handler makes the kernel
 /// restart each wait several times unseen by the workload. Each container
-/// is one series: its calls, failures and seconds must be the workload's.
-fn waits_in_a_pod_are_timed_and_fail_as_timeouts(kernel: Kernel) {
+/// is one series: its calls, timeouts and seconds must be the workload's,
+/// and a timeout is not a failure.
+fn waits_in_a_pod_are_timed_and_time_out(kernel: Kernel) {
     let dir = tempfile::tempdir().unwrap();
     let vm = support::guest::with_containerd(support::guest::vm(kernel, dir.path()));
     let wait = |flags: &str, name: &str| {
@@ -69,6 +70,7 @@ fn waits_in_a_pod_are_timed_and_fail_as_timeouts(kernel: Kernel) {
         .unwrap();
         assert_eq!(issued["calls"], WAITS, "{issued}");
         assert_eq!(issued["failed"], WAITS, "every wait times out: {issued}");
+        assert_eq!(issued["timed_out"], WAITS, "with ETIME: {issued}");
         // A wait of 20 ms sees several of the signals 3 ms apart, each
         // taken by the waiting thread inside its call (the workload's
         // main thread holds them off): more than one per wait.
@@ -79,22 +81,30 @@ fn waits_in_a_pod_are_timed_and_fail_as_timeouts(kernel: Kernel) {
             assert_eq!(signals, 0, "{issued}");
         }
         let measured = issued["call_ns"].as_u64().unwrap() as f64 / 1e9;
-        let series = |metric: &str| {
+        let series = |metric: &str, tail: &str| {
             let prefix =
                 format!("{metric}{{pod=\"waiter\",namespace=\"ml\",container=\"{container}\",");
             let line = metrics
                 .lines()
-                .find(|l| l.starts_with(&prefix) && l.contains(r#"kind="wait""#))
+                .find(|l| l.starts_with(&prefix) && l.contains(&format!(r#"kind="wait"{tail}}}"#)))
                 .unwrap_or_else(|| panic!("no {metric} for {container} in\n{metrics}"));
             line.rsplit(' ').next().unwrap().parse::<f64>().unwrap()
         };
         assert_eq!(
-            series("kubenpu_ioctl_total"),
+            series("kubenpu_ioctl_total", ""),
             WAITS as f64,
             "a restarted wait is one call"
         );
-        assert_eq!(series("kubenpu_ioctl_failed_total"), WAITS as f64);
-        let seconds = series("kubenpu_ioctl_seconds_total");
+        assert_eq!(
+            series("kubenpu_ioctl_not_ready_total", r#",reason="timed_out""#),
+            WAITS as f64
+        );
+        assert_eq!(
+            series("kubenpu_ioctl_not_ready_total", r#",reason="busy""#),
+            0.0
+        );
+        assert_eq!(series("kubenpu_ioctl_failed_total", ""), 0.0);
+        let seconds = series("kubenpu_ioctl_seconds_total", "");
         eprintln!(
             "{kernel} {container}: {seconds:.4} s in the kernel, {measured:.4} s measured by the workload"
         );
@@ -153,8 +163,50 @@ fn waits_in_a_pod_are_timed_and_fail_as_timeouts(kernel: Kernel) {
     assert_eq!(counts["unmeasured"]["unmeasured"], 0, "{counts}");
 }
 
-/// `(calls, failed, ns, bytes)` of one counter.
-type Measured = (u64, u64, u64, u64);
+/// What one counter measured, or what one workload item saw of its calls:
+/// `failed` holds every error the workload saw, but only the kernel's
+/// failures in a counter (its waits' busy and timed-out ones apart).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Measured {
+    calls: u64,
+    failed: u64,
+    busy: u64,
+    timed_out: u64,
+    bytes: u64,
+}
+
+impl Measured {
+    /// The fields of `json`, a counter or a workload line.
+    fn of(json: &Value) -> Self {
+        let n = |field: &str| json[field].as_u64().unwrap();
+        Self {
+            calls: n("calls"),
+            failed: n("failed"),
+            busy: n("busy"),
+            timed_out: n("timed_out"),
+            bytes: n("bytes"),
+        }
+    }
+
+    /// What the kernel counts of the calls a workload item saw, if they
+    /// are waits (DRM's syncobj waits, virtio-gpu's 0x48) or not: a
+    /// wait's busy and timed-out errors apart from its failures; every
+    /// error of another call a failure.
+    fn counted(self, nr: u64) -> Self {
+        let wait = [0x48, 0xc3, 0xca].contains(&nr);
+        let (busy, timed_out) = if wait {
+            (self.busy, self.timed_out)
+        } else {
+            (0, 0)
+        };
+        Self {
+            failed: self.failed - busy - timed_out,
+            busy,
+            timed_out,
+            ..self
+        }
+    }
+}
 
 /// Counters by (cgroup, device, nr).
 type Counters = BTreeMap<(u64, String, u64), Measured>;
@@ -167,13 +219,12 @@ fn measured(results: &Results, name: &str) -> Counters {
         .unwrap()
         .iter()
         .map(|c| {
-            let n = |field: &str| c[field].as_u64().unwrap();
             let key = (
-                n("cgroup_id"),
+                c["cgroup_id"].as_u64().unwrap(),
                 c["device"].as_str().unwrap().to_owned(),
-                n("nr"),
+                c["nr"].as_u64().unwrap(),
             );
-            (key, (n("calls"), n("failed"), n("ns"), n("bytes")))
+            (key, Measured::of(c))
         })
         .collect()
 }
@@ -219,8 +270,9 @@ fn shortfall_is_counted(kernel: Kernel, short: u64, losses: &BTreeMap<String, u6
     );
 }
 
-/// What one workload item reported: `(device, nr, calls, failed, bytes)`.
-type Reported = (String, u64, u64, u64, u64);
+/// What one workload item reported: its device, its number and its
+/// calls.
+type Reported = (String, u64, Measured);
 
 /// What the workload items run in `cgroup` reported.
 fn reported(results: &Results, cgroup: &str) -> Vec<Reported> {
@@ -230,13 +282,10 @@ fn reported(results: &Results, cgroup: &str) -> Vec<Reported> {
         .filter_map(|line| line.strip_prefix(&format!("{cgroup} ")))
         .map(|json| {
             let v: Value = serde_json::from_str(json).unwrap();
-            let n = |field: &str| v[field].as_u64().unwrap();
             (
                 v["device"].as_str().unwrap().to_owned(),
-                n("nr"),
-                n("calls"),
-                n("failed"),
-                n("bytes"),
+                v["nr"].as_u64().unwrap(),
+                Measured::of(&v),
             )
         })
         .collect()
@@ -269,25 +318,33 @@ fn issue_in_a_cgroup(
 
 /// Calls that fail (a zero handle, a bad size) are counted as failed,
 /// exactly as many as the workload saw fail, under every hook `auto`
-/// picks, on every kernel: syncobjs are not needed.
+/// picks, on every kernel: syncobjs are not needed. Polls, no-block
+/// waits of which those that find the device busy return EBUSY, are
+/// busy, not failed: exactly as many as the workload saw busy.
 fn failed_calls_are_counted_exactly(kernel: Kernel) {
     let (counters, losses, id, items) = issue_in_a_cgroup(
         kernel,
-        "$VIRTIO_RENDER:0x48:500 $VGEM_CARD:0x41:300 $VIRTIO_CARD:0x42:200",
+        "$VIRTIO_RENDER:0x48:500 $VGEM_CARD:0x41:300 $VIRTIO_CARD:0x42:200 create-poll:$VIRTIO_CARD:100",
     );
-    assert_eq!(items.len(), 3);
+    assert_eq!(items.len(), 4);
     let (mut failures, mut short) = (0, 0);
-    for (device, nr, calls, failed, _) in items {
-        let (counted, counted_failed, _, _) = counter_of(&counters, id, &device, nr);
-        if whole(calls, counted, &mut short) {
-            assert_eq!(counted_failed, failed, "{kernel} {device} {nr:#x}");
+    for (device, nr, issued) in &items {
+        let counted = counter_of(&counters, id, device, *nr);
+        if whole(issued.calls, counted.calls, &mut short) {
+            assert_eq!(counted, issued.counted(*nr), "{kernel} {device} {nr:#x}");
         }
-        failures += failed;
+        failures += issued.failed;
     }
     shortfall_is_counted(kernel, short, &losses);
     assert!(
         failures >= 500,
         "the zero-handle waits must fail: {failures}"
+    );
+    let polls = &items[3].2;
+    eprintln!("{kernel}: {} polls, {} busy", polls.calls, polls.busy);
+    assert!(
+        polls.busy > 0 && polls.busy == polls.failed,
+        "the polls must find resources busy, and fail only so: {polls:?}"
     );
 }
 
@@ -304,25 +361,24 @@ fn allocations_count_the_bytes_the_kernel_reported(kernel: Kernel) {
     );
     assert_eq!(items.len(), 4);
     let (mut total, mut short) = (0, 0);
-    for (device, nr, calls, failed, bytes) in &items {
-        let (counted, counted_failed, _, counted_bytes) = counter_of(&counters, id, device, *nr);
-        eprintln!("{kernel} {device} {nr:#x}: {counted_bytes} bytes counted, {bytes} reported");
-        if whole(*calls, counted, &mut short) {
-            assert_eq!(
-                (counted_failed, counted_bytes),
-                (*failed, *bytes),
-                "{kernel} {device} {nr:#x}"
-            );
+    for (device, nr, issued) in &items {
+        let counted = counter_of(&counters, id, device, *nr);
+        eprintln!(
+            "{kernel} {device} {nr:#x}: {} bytes counted, {} reported",
+            counted.bytes, issued.bytes
+        );
+        if whole(issued.calls, counted.calls, &mut short) {
+            assert_eq!(counted, issued.counted(*nr), "{kernel} {device} {nr:#x}");
         }
-        total += bytes;
+        total += issued.bytes;
     }
     shortfall_is_counted(kernel, short, &losses);
     // The zero-sized dumb buffer failed and added nothing (virtio-gpu
     // takes 32 bits per pixel only).
-    assert_eq!(items[0].3, 1, "{items:?}");
+    assert_eq!(items[0].2.failed, 1, "{items:?}");
     // Dumb buffers: at least width × height × bpp/8 each.
-    assert!(items[0].4 >= 64 * 64 * 4 + 100 * 30 * 4, "{items:?}");
-    assert!(items[1].4 >= 640 * 480 * 4 + 33 * 7, "{items:?}");
-    assert_eq!(items[2].4, 4096 + 65536 + 12288, "{items:?}");
+    assert!(items[0].2.bytes >= 64 * 64 * 4 + 100 * 30 * 4, "{items:?}");
+    assert!(items[1].2.bytes >= 640 * 480 * 4 + 33 * 7, "{items:?}");
+    assert_eq!(items[2].2.bytes, 4096 + 65536 + 12288, "{items:?}");
     assert!(total > 0);
 }

@@ -32,6 +32,8 @@ pub fn counters_with(keys: usize) -> Map {
             ns: 35_000 * (i as u64 + 1),
             bytes: 4096,
             remote: i as u64 % 2,
+            busy: i as u64 % 3,
+            timed_out: 0,
         };
         counts.insert(key, value, 0).expect("room for the key");
     }

@@ -258,6 +258,34 @@ impl Snapshot {
         }
         Ok(())
     }
+
+    /// The waits that returned without the device being done, by
+    /// `reason`: `busy` (a no-block wait, a poll: -EBUSY or -EAGAIN) and
+    /// `timed_out` (-ETIME or -ETIMEDOUT). Only wait series have them.
+    fn encode_not_ready(&self, encoder: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let mut family = encoder.encode_descriptor(
+            "kubenpu_ioctl_not_ready",
+            "Counted waits that returned before the device was done, by pod, container, device and reason: busy (a no-block wait, or poll, found it busy: -EBUSY, -EAGAIN) or timed_out (-ETIME, -ETIMEDOUT); not errors, and not in kubenpu_ioctl_failed_total.",
+            None,
+            MetricType::Counter,
+        )?;
+        for (series, totals) in self.ioctls.iter().filter(|(s, _)| s.kind == Kind::Wait) {
+            let [pod, namespace, container, device, vendor, kind] = series_labels(series);
+            for (reason, n) in [("busy", totals.busy), ("timed_out", totals.timed_out)] {
+                let labels = [
+                    pod,
+                    namespace,
+                    container,
+                    device,
+                    vendor,
+                    kind,
+                    ("reason", reason),
+                ];
+                ConstCounter::new(n).encode(family.encode_family(&labels)?)?;
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Collector for Snapshot {
@@ -269,10 +297,11 @@ impl Collector for Snapshot {
             &mut encoder,
             (
                 "kubenpu_ioctl_failed",
-                "Counted calls that returned an error (bad handle, -ETIME, -EINTR, ...), by pod, container, device and kind; a call the kernel restarts after a signal fails only if its last run does.",
+                "Counted calls that returned an error (bad handle, no memory, -EINTR, ...), by pod, container, device and kind; a wait that found the device busy or timed out is in kubenpu_ioctl_not_ready_total instead; a call the kernel restarts after a signal fails only if its last run does.",
             ),
             |_, v| Some(v.failed),
         )?;
+        self.encode_not_ready(&mut encoder)?;
         self.encode_per_pod(
             &mut encoder,
             (
@@ -463,6 +492,8 @@ mod tests {
             ns,
             bytes,
             remote: calls / 2,
+            busy: calls / 2,
+            timed_out: calls / 3,
         };
         let mut buckets = [0; kubenpu_ebpf::DURATION_BUCKETS as usize];
         // Two calls under 1 µs, one of 20 ms (bucket 24: 2^24 ns = 16.8 ms).
@@ -519,6 +550,8 @@ mod tests {
             r#"kubenpu_alloc_bytes_total{pod="web",namespace="default",container="main",device="0000:00:02.0",vendor="i915",kind="alloc"} 12288"#,
             r#"kubenpu_remote_numa_ioctl_total{pod="web",namespace="default",container="main",device="0000:00:02.0",vendor="i915",kind="submit"} 2"#,
             r#"kubenpu_remote_numa_ioctl_total{pod="",namespace="",container="",device="0000:00:02.0",vendor="i915",kind="wait"} 1"#,
+            r#"kubenpu_ioctl_not_ready_total{pod="",namespace="",container="",device="0000:00:02.0",vendor="i915",kind="wait",reason="busy"} 1"#,
+            r#"kubenpu_ioctl_not_ready_total{pod="",namespace="",container="",device="0000:00:02.0",vendor="i915",kind="wait",reason="timed_out"} 0"#,
             "# TYPE kubenpu_ioctl_duration_seconds histogram",
             r#"kubenpu_ioctl_duration_seconds_bucket{device="0000:00:02.0",vendor="i915",kind="wait",le="1.024e-06"} 2"#,
             r#"kubenpu_ioctl_duration_seconds_bucket{device="0000:00:02.0",vendor="i915",kind="wait",le="0.016777216"} 2"#,
@@ -537,12 +570,44 @@ mod tests {
             assert!(text.lines().any(|l| l == line), "no {line:?} in\n{text}");
         }
         assert!(!text.contains("# EOF"));
-        // Bytes only for allocs.
+        // Bytes only for allocs; busy and timed-out only for waits.
         assert_eq!(
             text.matches("kubenpu_alloc_bytes_total{").count(),
             1,
             "{text}"
         );
+        assert_eq!(
+            text.matches("kubenpu_ioctl_not_ready_total{").count(),
+            2,
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn only_a_waits_busy_and_timed_out_errors_are_not_failures() {
+        use kubenpu_ebpf::{ending, kind};
+        let (ebusy, eagain, etime, etimedout) = (
+            -i64::from(libc::EBUSY),
+            -i64::from(libc::EAGAIN),
+            -i64::from(libc::ETIME),
+            -i64::from(libc::ETIMEDOUT),
+        );
+        for (kind, ret, ended) in [
+            (kind::WAIT, 0, ending::DONE),
+            (kind::WAIT, 1, ending::DONE),
+            (kind::WAIT, ebusy, ending::BUSY),
+            (kind::WAIT, eagain, ending::BUSY),
+            (kind::WAIT, etime, ending::TIMED_OUT),
+            (kind::WAIT, etimedout, ending::TIMED_OUT),
+            (kind::WAIT, -i64::from(libc::ENOENT), ending::FAILED),
+            (kind::WAIT, -i64::from(libc::EINTR), ending::FAILED),
+            (kind::SUBMIT, ebusy, ending::FAILED),
+            (kind::SUBMIT, etime, ending::FAILED),
+            (kind::ALLOC, eagain, ending::FAILED),
+            (kind::ALLOC, 7, ending::DONE),
+        ] {
+            assert_eq!(ending::of(kind, ret), ended, "kind {kind}, {ret}");
+        }
     }
 
     #[test]

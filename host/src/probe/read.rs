@@ -308,6 +308,8 @@ mod tests {
             ns: 1000 * i + 7,
             bytes: 4096 * i,
             remote: i / 3,
+            busy: i / 4,
+            timed_out: i / 5,
         }
     }
 
@@ -407,7 +409,7 @@ mod tests {
             "{refused}"
         );
         assert!(
-            refused.to_string().contains("key 16 bytes, value 40 bytes"),
+            refused.to_string().contains("key 16 bytes, value 56 bytes"),
             "{refused}"
         );
     }

@@ -126,6 +126,13 @@ impl ResourceCreate {
     }
 }
 
+/// `VIRTGPU_WAIT_NOWAIT`: the wait returns EBUSY at once if the buffer
+/// is busy.
+const VIRTGPU_WAIT_NOWAIT: u32 = 1;
+
+/// Polls before a `create-poll` round gives up on its resource.
+const MAX_POLLS: u64 = 1_000_000;
+
 /// `struct drm_virtgpu_3d_wait`.
 #[repr(C)]
 #[derive(Default)]
@@ -159,6 +166,10 @@ pub struct Outcome {
     /// Of which with EPERM: refused (by an LSM; DRM itself refuses with
     /// EACCES).
     pub refused: u64,
+    /// Of which with EBUSY or EAGAIN (a wait that found the device busy).
+    pub busy: u64,
+    /// Of which with ETIME or ETIMEDOUT (a wait that timed out).
+    pub timed_out: u64,
     /// Their time, summed.
     pub call_ns: u128,
     /// Bytes the successful allocations reported.
@@ -172,6 +183,8 @@ impl Outcome {
             calls: self.calls + other.calls,
             failed: self.failed + other.failed,
             refused: self.refused + other.refused,
+            busy: self.busy + other.busy,
+            timed_out: self.timed_out + other.timed_out,
             call_ns: self.call_ns + other.call_ns,
             bytes: self.bytes + other.bytes,
         }
@@ -180,7 +193,11 @@ impl Outcome {
     /// Counts one call that returned `ret` after `started`.
     fn record(&mut self, ret: i32, started: Instant) -> bool {
         let errno = std::io::Error::last_os_error().raw_os_error();
-        self.refused += u64::from(ret < 0 && errno == Some(libc::EPERM));
+        let failed_with =
+            |errors: &[i32]| u64::from(ret < 0 && errno.is_some_and(|e| errors.contains(&e)));
+        self.refused += failed_with(&[libc::EPERM]);
+        self.busy += failed_with(&[libc::EBUSY, libc::EAGAIN]);
+        self.timed_out += failed_with(&[libc::ETIME, libc::ETIMEDOUT]);
         self.call_ns += started.elapsed().as_nanos();
         self.calls += 1;
         self.failed += u64::from(ret < 0);
@@ -309,22 +326,39 @@ pub fn issue(file: &File, item: &Item, work: Duration) -> Result<Outcome, String
         Item::CreateWait { count, .. } => {
             for _ in 0..*count {
                 spin(work);
-                let mut resource = ResourceCreate::row(4096);
-                if call(file, VIRTGPU_RESOURCE_CREATE, &mut resource) != 0 {
-                    return Err(format!(
-                        "DRM_IOCTL_VIRTGPU_RESOURCE_CREATE: {}",
-                        std::io::Error::last_os_error()
-                    ));
-                }
+                let handle = create_resource(file)?;
                 // Without flags the wait blocks until the host has made
                 // the resource: the create's fence is on it.
                 let mut wait = VirtgpuWait {
-                    handle: resource.bo_handle,
+                    handle,
                     ..VirtgpuWait::default()
                 };
                 let started = Instant::now();
                 outcome.record(call(file, VIRTGPU_WAIT, &mut wait), started);
-                close(file, resource.bo_handle);
+                close(file, handle);
+            }
+        }
+        Item::CreatePoll { count, .. } => {
+            for _ in 0..*count {
+                let handle = create_resource(file)?;
+                // As Mesa polls a buffer: no-block waits, each EBUSY
+                // while the host has not made the resource yet.
+                let mut polls = 0;
+                loop {
+                    let mut wait = VirtgpuWait {
+                        handle,
+                        flags: VIRTGPU_WAIT_NOWAIT,
+                    };
+                    let started = Instant::now();
+                    if outcome.record(call(file, VIRTGPU_WAIT, &mut wait), started) {
+                        break;
+                    }
+                    polls += 1;
+                    if polls == MAX_POLLS {
+                        return Err(format!("a resource was still busy after {MAX_POLLS} polls"));
+                    }
+                }
+                close(file, handle);
             }
         }
         Item::Heap { count, bytes, .. } => {
@@ -383,6 +417,19 @@ pub fn issue(file: &File, item: &Item, work: Duration) -> Result<Outcome, String
         }
     }
     Ok(outcome)
+}
+
+/// A 4 KiB virtio-gpu 2D resource; its buffer's handle. The host makes
+/// it asynchronously: until then, the create's fence keeps it busy.
+fn create_resource(file: &File) -> Result<u32, String> {
+    let mut resource = ResourceCreate::row(4096);
+    if call(file, VIRTGPU_RESOURCE_CREATE, &mut resource) != 0 {
+        return Err(format!(
+            "DRM_IOCTL_VIRTGPU_RESOURCE_CREATE: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(resource.bo_handle)
 }
 
 /// `DRM_IOCTL_GEM_CLOSE` of `handle`.

@@ -2,8 +2,9 @@
 //! opens each item's device node, issues its ioctls, then prints one JSON
 //! line per item with what it issued (`calls`), the run's wall time
 //! (`elapsed_ns`), how many calls failed (and of those, how many with
-//! `EPERM`: `refused`, as an LSM refuses), how long they took (`call_ns`, summed over the
-//! calls as the workload's own clock saw them), how many bytes the
+//! `EPERM`: `refused`, as an LSM refuses; with `EBUSY` or `EAGAIN`:
+//! `busy`; with `ETIME` or `ETIMEDOUT`: `timed_out`), how long they took
+//! (`call_ns`, summed over the calls as the workload's own clock saw them), how many bytes the
 //! kernel reported allocated, and how many SIGALRMs interrupted its
 //! threads (`signals`), so tests can compare the agent's numbers with
 //! the workload's own.
@@ -28,6 +29,11 @@
 //!   again: each wait sleeps until the host has made the resource, as a
 //!   thread waiting on its device does. Its line counts the waits; the
 //!   creates, as many, are calls too.
+//! - `create-poll:NODE:COUNT`: as `create-wait`, but polls each resource,
+//!   as Mesa polls its buffers: `DRM_IOCTL_VIRTGPU_WAIT`s with
+//!   `VIRTGPU_WAIT_NOWAIT` until one succeeds, each failing with EBUSY
+//!   while the host has not made the resource yet. Its line counts the
+//!   polls, and how many were busy.
 //! - `blob:NODE:BYTES,...`: one guest-memory
 //!   `DRM_IOCTL_VIRTGPU_RESOURCE_CREATE_BLOB` of each size (virtio-gpu
 //!   with blob resources only; elsewhere each fails).
@@ -171,12 +177,14 @@ fn run(item: &Item, options: &Options) -> Result<String, String> {
         .iter()
         .fold(ioctls::Outcome::default(), |a, b| a.plus(b));
     Ok(format!(
-        "{{\"node\":\"{}\",\"device\":\"{major}:{minor}\",\"nr\":{},\"calls\":{},\"elapsed_ns\":{elapsed_ns},\"failed\":{},\"refused\":{},\"call_ns\":{},\"bytes\":{},\"signals\":{}}}",
+        "{{\"node\":\"{}\",\"device\":\"{major}:{minor}\",\"nr\":{},\"calls\":{},\"elapsed_ns\":{elapsed_ns},\"failed\":{},\"refused\":{},\"busy\":{},\"timed_out\":{},\"call_ns\":{},\"bytes\":{},\"signals\":{}}}",
         item.node(),
         item.nr(),
         total.calls,
         total.failed,
         total.refused,
+        total.busy,
+        total.timed_out,
         total.call_ns,
         total.bytes,
         ioctls::alarms() - alarms_before

@@ -22,6 +22,9 @@ pub enum Item {
     Resource { node: String, sizes: Vec<u32> },
     /// COUNT rounds of a virtio-gpu 2D resource made and waited for.
     CreateWait { node: String, count: u64 },
+    /// COUNT rounds of a virtio-gpu 2D resource made and polled (no-block
+    /// waits) until the host has made it.
+    CreatePoll { node: String, count: u64 },
     /// One virtio-gpu guest blob per size in bytes.
     Blob { node: String, sizes: Vec<u64> },
     /// Opens the node and sends it to the process listening at `socket`;
@@ -52,6 +55,7 @@ impl Item {
             | Item::Dumb { node, .. }
             | Item::Resource { node, .. }
             | Item::CreateWait { node, .. }
+            | Item::CreatePoll { node, .. }
             | Item::Blob { node, .. }
             | Item::Heap { node, .. }
             | Item::Udmabuf { node, .. }
@@ -68,7 +72,7 @@ impl Item {
             Item::SyncobjWait { .. } => crate::ioctls::SYNCOBJ_WAIT,
             Item::Dumb { .. } => crate::ioctls::MODE_CREATE_DUMB,
             Item::Resource { .. } => crate::ioctls::VIRTGPU_RESOURCE_CREATE,
-            Item::CreateWait { .. } => crate::ioctls::VIRTGPU_WAIT,
+            Item::CreateWait { .. } | Item::CreatePoll { .. } => crate::ioctls::VIRTGPU_WAIT,
             Item::Blob { .. } => crate::ioctls::VIRTGPU_RESOURCE_CREATE_BLOB,
             Item::Heap { .. } => (crate::ioctls::DMA_HEAP_IOCTL_ALLOC & 0xff) as u8,
             Item::Udmabuf { .. } => (crate::ioctls::UDMABUF_CREATE & 0xff) as u8,
@@ -99,7 +103,7 @@ pub struct Options {
     pub items: Vec<Item>,
 }
 
-const USAGE: &str = "usage: kubenpu-workload [--threads N] [--spread] [--signals MS] [--after PATH] [--work-us US] [--sched-ext] ITEM... (ITEM: NODE:NR:COUNT, syncobj-wait:NODE:COUNT:TIMEOUT_MS, dumb:NODE:WxHxBPP,..., resource:NODE:BYTES,..., create-wait:NODE:COUNT, blob:NODE:BYTES,..., send-fd:SOCKET:NODE, recv-fd:SOCKET:NR:COUNT, heap:NODE:COUNT:BYTES, udmabuf:NODE:COUNT:BYTES)";
+const USAGE: &str = "usage: kubenpu-workload [--threads N] [--spread] [--signals MS] [--after PATH] [--work-us US] [--sched-ext] ITEM... (ITEM: NODE:NR:COUNT, syncobj-wait:NODE:COUNT:TIMEOUT_MS, dumb:NODE:WxHxBPP,..., resource:NODE:BYTES,..., create-wait:NODE:COUNT, create-poll:NODE:COUNT, blob:NODE:BYTES,..., send-fd:SOCKET:NODE, recv-fd:SOCKET:NR:COUNT, heap:NODE:COUNT:BYTES, udmabuf:NODE:COUNT:BYTES)";
 
 /// Parses the arguments.
 pub fn parse(mut args: Vec<String>) -> Result<Options, String> {
@@ -208,10 +212,12 @@ fn item(arg: &str) -> Result<Item, String> {
                 sizes: list(sizes, number)?,
             })
         }),
-        "create-wait" => rest.rsplit_once(':').and_then(|(node, count)| {
-            Some(Item::CreateWait {
-                node: node.into(),
-                count: number(count)?,
+        "create-wait" | "create-poll" => rest.rsplit_once(':').and_then(|(node, count)| {
+            let (node, count) = (node.into(), number(count)?);
+            Some(if kind == "create-wait" {
+                Item::CreateWait { node, count }
+            } else {
+                Item::CreatePoll { node, count }
             })
         }),
         "blob" => rest.rsplit_once(':').and_then(|(node, sizes)| {
@@ -283,7 +289,7 @@ mod tests {
     fn every_item_and_option_parses() {
         let options = parse(args(
             "--threads 4 --spread --sched-ext --signals 5 --after /tmp/go /dev/dri/card0:0x48:10 syncobj-wait:/dev/dri/card0:3:20 \
-             dumb:/dev/dri/card0:64x64x32,1x1x8 resource:/dev/dri/card0:4096 create-wait:/dev/dri/card0:5 blob:/dev/dri/card0:8192,4096 \
+             dumb:/dev/dri/card0:64x64x32,1x1x8 resource:/dev/dri/card0:4096 create-wait:/dev/dri/card0:5 create-poll:/dev/dri/card0:6 blob:/dev/dri/card0:8192,4096 \
              send-fd:/tmp/s:/dev/dri/card0 recv-fd:/tmp/s:0x41:7 heap:/dev/dma_heap/system:3:4096 \
              udmabuf:/dev/udmabuf:2:8192",
         ))
@@ -318,6 +324,10 @@ mod tests {
                 Item::CreateWait {
                     node: node(),
                     count: 5
+                },
+                Item::CreatePoll {
+                    node: node(),
+                    count: 6
                 },
                 Item::Blob {
                     node: node(),

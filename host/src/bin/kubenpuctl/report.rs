@@ -305,6 +305,8 @@ struct CounterRow {
     nr: u32,
     calls: u64,
     failed: u64,
+    busy: u64,
+    timed_out: u64,
     ns: u64,
     bytes: u64,
     remote: u64,
@@ -319,6 +321,8 @@ fn counter_rows(counters: &[Counter]) -> Vec<CounterRow> {
             nr: c.key.nr,
             calls: c.value.calls,
             failed: c.value.failed,
+            busy: c.value.busy,
+            timed_out: c.value.timed_out,
             ns: c.value.ns,
             bytes: c.value.bytes,
             remote: c.value.remote,
@@ -369,13 +373,24 @@ pub fn counts(reading: &Reading, format: Format) -> String {
             format!("{:#04x}", r.nr),
             r.calls.to_string(),
             r.failed.to_string(),
+            r.busy.to_string(),
+            r.timed_out.to_string(),
             format!("{:.6}", r.ns as f64 / 1e9),
             r.bytes.to_string(),
             r.remote.to_string(),
         ]
     });
     let header = [
-        "CGROUP", "DEVICE", "NR", "CALLS", "FAILED", "SECONDS", "BYTES", "REMOTE",
+        "CGROUP",
+        "DEVICE",
+        "NR",
+        "CALLS",
+        "FAILED",
+        "BUSY",
+        "TIMED OUT",
+        "SECONDS",
+        "BYTES",
+        "REMOTE",
     ];
     let mut out = aligned(&header, rows);
     for (reason, lost) in &reading.losses {
@@ -728,6 +743,8 @@ habana.ai/gaudi: 2 allocated ID(s) no vendor plugin resolves; their containers a
             kind: kind.into(),
             calls,
             failed: 0,
+            busy: 0,
+            timed_out: 0,
             seconds: 0.0,
             bytes: 0,
         }
