@@ -144,4 +144,22 @@ impl PrivateApt {
             .arg("download")
             .args(packages))
     }
+
+    /// Downloads the `.deb` files of `packages` and of everything they
+    /// depend on, as apt would install them on an empty system (its
+    /// resolver picks among alternatives; recommendations are left out),
+    /// into `into`, which then holds nothing else.
+    pub fn download_closure(&self, packages: &[&str], into: &Path) -> Result<()> {
+        let _ = fs::remove_dir_all(into);
+        fs::create_dir_all(into.join("partial"))?;
+        run(self
+            .command("apt-get")
+            .arg("-o")
+            .arg(format!("Dir::Cache::Archives={}", into.display()))
+            .args(["-q", "-y", "--no-install-recommends", "--download-only"])
+            .arg("install")
+            .args(packages))?;
+        fs::remove_dir_all(into.join("partial"))?;
+        Ok(())
+    }
 }

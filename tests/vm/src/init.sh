@@ -56,6 +56,21 @@ if [ -e /sys/class/net/eth0 ]; then
 fi
 echo "@NONCE@ setup: the shared directory"
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 shared /shared || fail "mount the shared directory"
+# Read-only shares, "TAG PATH" a line (the Mesa root at /mesa). One that is
+# a root directory gets the guest's /dev, /proc, /sys and /shared, and a
+# /tmp and /run of its own, for programs run in it by chroot.
+if [ -e /etc/kubenpu-vm/shares ]; then
+  while read -r tag path; do
+    echo "@NONCE@ setup: the share $path"
+    mkdir -p "$path"
+    mount -t 9p -o ro,trans=virtio,version=9p2000.L,msize=262144,cache=loose "$tag" "$path" || fail "mount $path"
+    [ -d "$path/usr" ] || continue
+    for dir in dev proc sys shared; do
+      mount --bind "/$dir" "$path/$dir" || fail "bind /$dir into $path"
+    done
+    mount -t tmpfs tmpfs "$path/tmp" && mount -t tmpfs tmpfs "$path/run" || fail "a /tmp and /run in $path"
+  done < /etc/kubenpu-vm/shares
+fi
 cd /shared
 echo "@NONCE@ begin"
 /bin/sh /etc/kubenpu-vm/command.sh

@@ -7,7 +7,8 @@
 //! unpacked into a cache, a busybox initramfs carrying
 //! the modules and binaries under test, `virtio-gpu-pci` and `vgem` as DRM
 //! devices, cgroup2 and bpffs mounted, and a directory shared with the host
-//! for results. The command's exit status comes back as the run's status; a
+//! for results; on request (`--gpu-3d`), a 3D virtio-gpu and Debian's Mesa
+//! clients, drivers and strace at `/mesa`. The command's exit status comes back as the run's status; a
 //! guest that never reports one is an error, never a pass.
 
 mod apt;
@@ -15,9 +16,11 @@ mod arch;
 mod cache;
 mod command;
 mod cpio;
+mod display;
 pub mod elf;
 mod initramfs;
 mod kernel;
+mod mesa;
 mod modules;
 mod qemu;
 mod userland;

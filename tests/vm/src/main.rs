@@ -3,7 +3,7 @@
 //! ```text
 //! kubenpu-vm fetch [--all | KERNEL...]
 //! kubenpu-vm kernels
-//! kubenpu-vm run --kernel sid [--bin PATH]... [--system-bin PATH]... [--share DIR] -- COMMAND...
+//! kubenpu-vm run --kernel sid [--bin PATH]... [--system-bin PATH]... [--share DIR] [--gpu-3d] -- COMMAND...
 //! ```
 
 use std::{collections::BTreeSet, path::PathBuf, process::ExitCode, time::Duration};
@@ -56,6 +56,13 @@ enum Cmd {
         /// working directory).
         #[arg(long)]
         share: Option<PathBuf>,
+        /// A 3D-capable virtio-gpu (virgl, rendered by the host's Mesa in
+        /// qemu's SDL window on a private Xvfb unless DISPLAY is set), and
+        /// Debian's Mesa clients (glmark2-es2-drm, kmscube), drivers and
+        /// strace read-only at /mesa: `in-mesa PROGRAM [ARG]...` runs one
+        /// (x86_64 guests).
+        #[arg(long)]
+        gpu_3d: bool,
         /// Another qemu device (`-device SPEC`), e.g. bochs-display.
         #[arg(long = "device")]
         devices: Vec<String>,
@@ -145,6 +152,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             system_binaries,
             files,
             share,
+            gpu_3d,
             devices,
             modules,
             cpus,
@@ -157,6 +165,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 .timeout(Duration::from_secs(timeout))
                 .cpus(cpus)
                 .numa_nodes(numa_nodes)
+                .gpu_3d(gpu_3d)
                 .echo(true);
             for device in devices {
                 vm = vm.device(&device);

@@ -11,7 +11,9 @@ use std::{
 
 use anyhow::{Context as _, Result, bail};
 
-use crate::{Arch, Kernel, initramfs, modules::ModuleIndex, userland::Userland};
+use crate::{
+    Arch, Kernel, display::GlDisplay, initramfs, mesa, modules::ModuleIndex, userland::Userland,
+};
 
 /// Modules every guest loads: the two DRM devices and the shared directory.
 const BASE_MODULES: &[&str] = &["virtio_pci", "virtio_gpu", "vgem", "9pnet_virtio", "9p"];
@@ -45,12 +47,14 @@ pub struct Vm {
     files: Vec<(String, u32, Vec<u8>)>,
     devices: Vec<String>,
     shared: Option<PathBuf>,
+    gpu_3d: bool,
     forwards: Vec<(u16, u16)>,
     timeout: Duration,
     cpus: u32,
     memory_mib: u32,
     numa_nodes: u32,
-    remote_device: String,
+    /// The device behind the last NUMA node's bridge; none for virtio-gpu.
+    remote_device: Option<String>,
     echo: bool,
     kernel_args: Vec<String>,
 }
@@ -69,6 +73,13 @@ pub struct Outcome {
 /// qemu's virtio-gpu device, which every VM has.
 const VIRTIO_GPU: &str = "virtio-gpu-pci";
 
+/// virtio-gpu with 3D (virgl), rendered by the host's OpenGL.
+const VIRTIO_GPU_GL: &str = "virtio-gpu-gl-pci";
+
+/// Where the guest finds the list of read-only shares to mount, as
+/// `TAG PATH` lines.
+const SHARES_PATH: &str = "/etc/kubenpu-vm/shares";
+
 impl Vm {
     /// A VM booting `kernel` with the base modules, 2 vCPUs, 1 GiB of memory
     /// and a 180 s timeout.
@@ -81,12 +92,13 @@ impl Vm {
             files: Vec::new(),
             devices: Vec::new(),
             shared: None,
+            gpu_3d: false,
             forwards: Vec::new(),
             timeout: Duration::from_secs(180),
             cpus: 2,
             memory_mib: 1024,
             numa_nodes: 1,
-            remote_device: VIRTIO_GPU.into(),
+            remote_device: None,
             echo: false,
             kernel_args: Vec::new(),
         }
@@ -144,6 +156,17 @@ impl Vm {
         self
     }
 
+    /// Makes virtio-gpu 3D-capable (qemu's `virtio-gpu-gl-pci`, whose
+    /// virgl commands the host's Mesa runs in qemu's SDL window, on a
+    /// private Xvfb unless `DISPLAY` is set), and mounts the Mesa root,
+    /// Debian 12's OpenGL clients, drivers and strace, read-only at
+    /// `/mesa`; `in-mesa PROGRAM [ARG]...` runs one of its programs.
+    /// x86_64 guests only.
+    pub fn gpu_3d(mut self, on: bool) -> Self {
+        self.gpu_3d = on;
+        self
+    }
+
     /// Gives the guest a network card (10.0.2.15, qemu's user network) and
     /// forwards TCP port `host` on the host's loopback to port `guest` in
     /// the guest, so a host process can reach a guest server.
@@ -178,7 +201,7 @@ impl Vm {
     /// `bochs-display`) behind the last node's bridge instead of
     /// virtio-gpu, which stays first on the main bus.
     pub fn on_the_last_node(mut self, device: &str) -> Self {
-        self.remote_device = device.into();
+        self.remote_device = Some(device.into());
         self
     }
 
@@ -211,6 +234,18 @@ impl Vm {
                 self.numa_nodes
             );
         }
+        if self.gpu_3d {
+            anyhow::ensure!(
+                self.kernel.arch() == mesa::ARCH,
+                "--gpu-3d is for x86_64 guests only: the Mesa root holds Debian's amd64 packages"
+            );
+            // Before the Mesa root's download, which takes a while.
+            GlDisplay::check(self.kernel.arch().qemu())?;
+        }
+        let read_only = match self.gpu_3d {
+            true => vec![(mesa::root()?, mesa::GUEST_PATH.to_owned())],
+            false => Vec::new(),
+        };
         let image = self.kernel.fetch()?;
         let index = ModuleIndex::load(&image.modules)?;
         let wanted: Vec<&str> = BASE_MODULES
@@ -225,12 +260,24 @@ impl Vm {
         for path in &self.system_binaries {
             binaries.push((userland.path(path)?, path.clone()));
         }
+        let mut files = self.files.clone();
+        if !read_only.is_empty() {
+            let list: String = read_only
+                .iter()
+                .enumerate()
+                .map(|(i, (_, guest))| format!("{} {guest}\n", share_tag(i)))
+                .collect();
+            files.push((SHARES_PATH.into(), 0o644, list.into_bytes()));
+        }
+        if self.gpu_3d {
+            files.push(("/usr/local/bin/in-mesa".into(), 0o755, mesa::IN_MESA.into()));
+        }
         let nonce = nonce();
         let initramfs = initramfs::build(&initramfs::Contents {
             userland: &userland,
             modules: &modules,
             binaries: &binaries,
-            files: &self.files,
+            files: &files,
             command,
             nonce: &nonce,
             // The guest's clock starts after its boot: what is left of the
@@ -248,7 +295,13 @@ impl Vm {
         std::fs::create_dir_all(&shared)
             .with_context(|| format!("creating {}", shared.display()))?;
 
-        let boot = || self.boot(&image.vmlinuz, &initrd, &shared, &nonce);
+        let display = self.gpu_3d.then(GlDisplay::open).transpose()?;
+        let host = Host {
+            shared: &shared,
+            read_only: &read_only,
+            display: display.as_ref().map(GlDisplay::name),
+        };
+        let boot = || self.boot(&image.vmlinuz, &initrd, &host, &nonce);
         let (mut finished, mut transcript) = boot()?;
         // Under TCG a guest kernel has, rarely, panicked in a timer interrupt
         // while booting. Nothing of ours ran yet, so it is booted once more.
@@ -278,12 +331,12 @@ impl Vm {
         &self,
         vmlinuz: &Path,
         initrd: &Path,
-        shared: &Path,
+        host: &Host<'_>,
         nonce: &str,
     ) -> Result<(Result<()>, Transcript)> {
         let qemu = self.kernel.arch().qemu();
         let mut child = self
-            .qemu(vmlinuz, initrd, shared)
+            .qemu(vmlinuz, initrd, host)
             .spawn()
             .map_err(|e| anyhow::anyhow!("cannot start {qemu} ({e}): run scripts/setup"))?;
         let console = watch_console(&mut child, nonce, self.echo);
@@ -294,7 +347,7 @@ impl Vm {
         Ok((finished, console.finish()))
     }
 
-    fn qemu(&self, vmlinuz: &Path, initrd: &Path, shared: &Path) -> Command {
+    fn qemu(&self, vmlinuz: &Path, initrd: &Path, host: &Host<'_>) -> Command {
         let arch = self.kernel.arch();
         let mut cmd = Command::new(arch.qemu());
         cmd.args(["-accel", &accelerator(arch)])
@@ -305,13 +358,8 @@ impl Vm {
                 "-m",
                 &self.memory_mib.to_string(),
             ])
-            .args([
-                "-nodefaults",
-                "-no-user-config",
-                "-no-reboot",
-                "-display",
-                "none",
-            ])
+            .args(["-nodefaults", "-no-user-config", "-no-reboot"])
+            .args(["-display", self.display()])
             .args(["-serial", "stdio", "-monitor", "none"])
             .arg("-kernel")
             .arg(vmlinuz)
@@ -328,14 +376,29 @@ impl Vm {
                 .collect::<Vec<_>>()
                 .join(" "),
             )
-            .args(self.gpu_on_the_main_bus())
+            .args(self.gpu_on_the_main_bus().into_iter().flatten())
             .args(self.devices.iter().flat_map(|d| ["-device", d.as_str()]))
             .arg("-fsdev")
             .arg(format!(
                 "local,id=shared,path={},security_model=none",
-                shared.display()
+                host.shared.display()
             ))
             .args(["-device", "virtio-9p-pci,fsdev=shared,mount_tag=shared"]);
+        for (i, (dir, _)) in host.read_only.iter().enumerate() {
+            let tag = share_tag(i);
+            cmd.arg("-fsdev")
+                .arg(format!(
+                    "local,id={tag},path={},security_model=none,readonly=on",
+                    dir.display()
+                ))
+                .args([
+                    "-device",
+                    &format!("virtio-9p-pci,fsdev={tag},mount_tag={tag}"),
+                ]);
+        }
+        if let Some(display) = host.display {
+            cmd.env("DISPLAY", display);
+        }
         if !self.forwards.is_empty() {
             let forwards: String = self
                 .forwards
@@ -355,15 +418,41 @@ impl Vm {
     }
 }
 
+/// What a boot uses of the host besides the kernel and the initramfs.
+struct Host<'a> {
+    /// The directory shared read-write at `/shared`.
+    shared: &'a Path,
+    /// Directories shared read-only: (host, guest path).
+    read_only: &'a [(PathBuf, String)],
+    /// The X display of a 3D virtio-gpu's window.
+    display: Option<&'a str>,
+}
+
+/// The 9p tag of the `i`th read-only share.
+fn share_tag(i: usize) -> String {
+    format!("ro{i}")
+}
+
 impl Vm {
+    /// The virtio-gpu device: 3D or not.
+    fn gpu(&self) -> &'static str {
+        if self.gpu_3d {
+            VIRTIO_GPU_GL
+        } else {
+            VIRTIO_GPU
+        }
+    }
+
+    /// qemu's display: a window with an OpenGL context for a 3D
+    /// virtio-gpu, which renders in it, else none.
+    fn display(&self) -> &'static str {
+        if self.gpu_3d { "sdl,gl=on" } else { "none" }
+    }
+
     /// virtio-gpu's option where it is the first device (`0000:00:02.0`):
     /// unless it is behind the last NUMA node's bridge.
-    fn gpu_on_the_main_bus(&self) -> &'static [&'static str] {
-        if self.numa_nodes > 1 && self.remote_device == VIRTIO_GPU {
-            &[]
-        } else {
-            &["-device", VIRTIO_GPU]
-        }
+    fn gpu_on_the_main_bus(&self) -> Option<[&'static str; 2]> {
+        (self.numa_nodes <= 1 || self.remote_device.is_some()).then(|| ["-device", self.gpu()])
     }
 
     /// With more than one NUMA node, their options and the remote
@@ -393,7 +482,10 @@ impl Vm {
             "-device".into(),
             format!("pxb,id=numa{last},bus_nr=64,numa_node={last},bus=pci.0"),
             "-device".into(),
-            format!("{},bus=numa{last}", self.remote_device),
+            format!(
+                "{},bus=numa{last}",
+                self.remote_device.as_deref().unwrap_or(self.gpu())
+            ),
         ]);
         args
     }
@@ -581,7 +673,59 @@ fn wait(child: &mut Child, timeout: Duration) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::Transcript;
+    use std::path::{Path, PathBuf};
+
+    use super::{Host, Transcript, Vm};
+    use crate::Kernel;
+
+    /// qemu's arguments for `vm`, sharing a Mesa root, and its `DISPLAY`.
+    fn qemu_args(vm: &Vm) -> (String, Option<String>) {
+        let read_only = [(PathBuf::from("mesa-root"), "/mesa".to_owned())];
+        let host = Host {
+            shared: Path::new("shared"),
+            read_only: &read_only,
+            display: vm.gpu_3d.then_some(":9"),
+        };
+        let cmd = vm.qemu(Path::new("vmlinuz"), Path::new("initrd"), &host);
+        let args: Vec<_> = cmd.get_args().map(|a| a.to_string_lossy()).collect();
+        let display = cmd
+            .get_envs()
+            .find(|(key, _)| *key == "DISPLAY")
+            .and_then(|(_, value)| value)
+            .map(|v| v.to_string_lossy().into_owned());
+        (args.join(" "), display)
+    }
+
+    #[test]
+    fn a_3d_gpu_takes_virtio_gpus_place_with_an_opengl_window() {
+        let (args, display) = qemu_args(&Vm::new(Kernel::Sid).gpu_3d(true));
+        assert!(args.contains("-display sdl,gl=on"), "{args}");
+        assert!(args.contains("-device virtio-gpu-gl-pci "), "{args}");
+        assert!(!args.contains("virtio-gpu-pci"), "{args}");
+        assert!(
+            args.contains("path=mesa-root,security_model=none,readonly=on"),
+            "{args}"
+        );
+        assert_eq!(display.as_deref(), Some(":9"));
+        let (args, display) = qemu_args(&Vm::new(Kernel::Sid));
+        assert!(args.contains("-display none "), "{args}");
+        assert!(args.contains("-device virtio-gpu-pci "), "{args}");
+        assert_eq!(display, None);
+    }
+
+    #[test]
+    fn a_3d_gpu_goes_behind_the_last_nodes_bridge_unless_another_device_does() {
+        let vm = Vm::new(Kernel::Sid).gpu_3d(true).cpus(2).numa_nodes(2);
+        let (args, _) = qemu_args(&vm);
+        assert!(
+            args.ends_with("-device virtio-gpu-gl-pci,bus=numa1"),
+            "{args}"
+        );
+        assert_eq!(args.matches("virtio-gpu-gl-pci").count(), 1, "{args}");
+        let (args, _) = qemu_args(&vm.on_the_last_node("bochs-display"));
+        assert!(args.contains("-device virtio-gpu-gl-pci "), "{args}");
+        assert!(args.ends_with("-device bochs-display,bus=numa1"), "{args}");
+    }
 
     fn transcript(lines: &[&str]) -> Transcript {
         Transcript {

@@ -129,3 +129,30 @@ fn a_guest_that_powers_off_without_a_status_is_an_error() {
         "{message}"
     );
 }
+
+/// A 3D virtio-gpu runs Debian's Mesa clients on the host's Mesa (virgl),
+/// and strace in the guest sees their virtio-gpu ioctls: kmscube's bounded
+/// run submits its frames by EXECBUFFER (`0x42`), one page flip each.
+#[test]
+fn a_3d_gpu_runs_debians_mesa_clients_under_strace() {
+    let outcome = Vm::new(Kernel::Sid)
+        .gpu_3d(true)
+        .timeout(Duration::from_secs(300))
+        .run(
+            "in-mesa strace -f -e trace=ioctl -e raw=ioctl -o kmscube.trace \
+             kmscube -D /dev/dri/card0 -c 30 | grep renderer && \
+             echo execbuffers: $(grep -c ' 0xc0[0-9a-f][0-9a-f]6442,' kmscube.trace) && \
+             echo page flips: $(grep -c ' 0xc01864b0,' kmscube.trace)",
+        )
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    let output = &outcome.output;
+    assert_eq!(outcome.status, 0, "{output}");
+    assert!(output.contains("renderer: \"virgl"), "{output}");
+    assert!(output.contains("page flips: 30\n"), "{output}");
+    let execbuffers: u32 = output
+        .split("execbuffers: ")
+        .nth(1)
+        .and_then(|rest| rest.lines().next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no count of execbuffers in:\n{output}"));
+    assert!(execbuffers >= 30, "{output}");
+}
