@@ -42,3 +42,20 @@ step() {
   echo "$(date +%s) $1" > "/shared/$1"
   wait_file "/shared/$1.done" 300
 }
+
+# traced NAME CLIENT...: the --container argument of container NAME,
+# which runs CLIENT, a program of the Mesa root at /mesa (kubenpu-vm
+# --gpu-3d; the pod mounts /mesa, and /shared at /out), in that root and
+# under strace: its record of the client's ioctls goes to
+# /shared/NAME.trace, its output to /out/NAME.log, its status to
+# /out/NAME.rc. The container first appends "NAME CGROUP-ID" to
+# /out/cgroups (its cgroup namespace's root is its own cgroup), and
+# sleeps after. The client's stdin never reads: kmscube stops at input.
+traced() {
+  name=$1
+  shift
+  echo "$name=echo $name \$(busybox stat -c %i /sys/fs/cgroup) >> /out/cgroups \
+&& busybox mkfifo /mesa/tmp/$name.in && exec 3<> /mesa/tmp/$name.in \
+&& busybox chroot /mesa strace -f -yy -X raw -e trace=ioctl -o /shared/$name.trace $* <&3 > /out/$name.log 2>&1; \
+echo \$? > /out/$name.rc; exec sleep 1000000"
+}
