@@ -27,5 +27,6 @@ mod userland;
 
 pub use arch::Arch;
 pub use kernel::{Kernel, KernelImage, cache_dir};
+pub use mesa::root as mesa_root;
 pub use qemu::{Outcome, Vm};
 pub use userland::Userland;

@@ -1,7 +1,7 @@
 //! `kubenpu-vm`: fetch the test kernels, or boot one and run a command in it.
 //!
 //! ```text
-//! kubenpu-vm fetch [--all | KERNEL...]
+//! kubenpu-vm fetch [--all | [--mesa] KERNEL...]
 //! kubenpu-vm kernels
 //! kubenpu-vm run --kernel sid [--bin PATH]... [--system-bin PATH]... [--share DIR] [--gpu-3d] -- COMMAND...
 //! ```
@@ -27,9 +27,12 @@ enum Cmd {
     /// Download and unpack kernels into the cache, and the userland of
     /// each emulated architecture among them (nothing is installed).
     Fetch {
-        /// Every kernel the tests use.
+        /// Every kernel the tests use, and the Mesa root.
         #[arg(long, conflicts_with = "kernels")]
         all: bool,
+        /// The Mesa root that `run --gpu-3d` mounts at /mesa too.
+        #[arg(long)]
+        mesa: bool,
         /// Kernels by name: bookworm, bookworm-backports, sid,
         /// bookworm-arm64, sid-arm64.
         kernels: Vec<Kernel>,
@@ -116,8 +119,11 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
-        Cmd::Fetch { all, kernels } => {
-            let kernels = if all || kernels.is_empty() {
+        Cmd::Fetch { all, mesa, kernels } => {
+            if all || mesa {
+                println!("mesa: {}", kubenpu_vm::mesa_root()?.display());
+            }
+            let kernels = if all || (kernels.is_empty() && !mesa) {
                 Kernel::ALL.to_vec()
             } else {
                 kernels
