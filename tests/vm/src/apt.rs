@@ -11,7 +11,7 @@ use std::{
 use anyhow::{Result, bail};
 
 use crate::{
-    Arch,
+    Arch, cache,
     command::{output, run},
 };
 
@@ -162,4 +162,73 @@ impl PrivateApt {
         fs::remove_dir_all(into.join("partial"))?;
         Ok(())
     }
+}
+
+/// The suite a cached root's packages come from: the host's own.
+const SUITE: &str = "bookworm";
+
+/// Marks a completed root; holds the suite and packages, so that a change
+/// of either unpacks anew.
+const CONTENTS_FILE: &str = "contents";
+
+/// Which packages a cached root holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Closure {
+    /// The packages named, and nothing else.
+    Named,
+    /// Those and everything they depend on, as apt resolves them for an
+    /// empty system.
+    WithDependencies,
+}
+
+/// `dir`/root: Debian 12's `packages` for `arch` (with their security
+/// updates), unpacked with `dpkg -x` (never installed) and then amended by
+/// `finish`, the first time it is asked for or when the packages change;
+/// `what` names it in the one line said while it is fetched.
+pub fn cached_root(
+    dir: &Path,
+    what: &str,
+    arch: Arch,
+    (packages, closure): (&[&str], Closure),
+    finish: impl FnOnce(&Path) -> Result<()>,
+) -> Result<PathBuf> {
+    let contents = format!("{SUITE}: {}", packages.join(" "));
+    cache::fill_once(dir, CONTENTS_FILE, Some(&contents), what, |dir| {
+        let root = dir.join("root");
+        unpack(arch, dir, packages, closure, &root)?;
+        finish(&root)?;
+        Ok(contents.clone())
+    })?;
+    Ok(dir.join("root"))
+}
+
+/// Downloads the packages into `dir`/debs and unpacks them into `root`.
+fn unpack(arch: Arch, dir: &Path, packages: &[&str], closure: Closure, root: &Path) -> Result<()> {
+    let mirrors = Mirrors::from_host()?;
+    let apt = PrivateApt::create(
+        &dir.join("apt"),
+        &[
+            (&mirrors.archive, SUITE),
+            (&mirrors.security, &format!("{SUITE}-security")),
+        ],
+        arch,
+    )?;
+    apt.update()?;
+    let debs = dir.join("debs");
+    match closure {
+        Closure::Named => {
+            let named: Vec<String> = packages.iter().map(|p| p.to_string()).collect();
+            apt.download(&named, &debs)?;
+        }
+        Closure::WithDependencies => apt.download_closure(packages, &debs)?,
+    }
+    let _ = fs::remove_dir_all(root);
+    for deb in fs::read_dir(&debs)? {
+        let deb = deb?.path();
+        if deb.extension().is_some_and(|e| e == "deb") {
+            run(Command::new("dpkg").arg("-x").arg(&deb).arg(root))?;
+        }
+    }
+    fs::remove_dir_all(&debs)?;
+    Ok(())
 }

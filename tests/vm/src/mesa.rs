@@ -1,8 +1,8 @@
 //! The Mesa root: Debian 12's OpenGL clients (glmark2, kmscube), the Mesa
 //! drivers they load at run time and strace, with everything they link,
 //! unpacked into the cache (never installed) as a root directory that a
-//! guest with a 3D virtio-gpu mounts read-only at `/mesa`. It is ~0.5 GB
-//! (libLLVM alone is over 100 MB): far too big for the initramfs, which
+//! guest with a 3D virtio-gpu mounts read-only at `/mesa`. It is about
+//! 290 MB (libLLVM alone is over 100 MB): far too big for the initramfs, which
 //! the guest holds in memory.
 //!
 //! Its `/usr` is merged (`/lib` is a link to `usr/lib`, and so on), so a
@@ -12,16 +12,13 @@
 use std::{
     fs,
     path::{Path, PathBuf},
-    process::Command,
 };
 
 use anyhow::{Context as _, Result, bail};
 
 use crate::{
     Arch,
-    apt::{Mirrors, PrivateApt},
-    cache,
-    command::run,
+    apt::{Closure, cached_root},
     kernel::cache_dir,
 };
 
@@ -38,13 +35,6 @@ const PACKAGES: [&str; 7] = [
     "libgbm1",
     "coreutils",
 ];
-
-/// The suite they come from: the host's own.
-const SUITE: &str = "bookworm";
-
-/// Marks a completed unpack; holds the suite and packages, so that a
-/// change of either unpacks anew.
-const CONTENTS_FILE: &str = "contents";
 
 /// Where the guest mounts the root.
 pub const GUEST_PATH: &str = "/mesa";
@@ -73,47 +63,20 @@ pub const ARCH: Arch = Arch::Amd64;
 
 /// The Mesa root, downloaded and unpacked first if it is not cached yet.
 pub fn root() -> Result<PathBuf> {
-    let arch = ARCH;
-    let dir = cache_dir()?.join("mesa").join(arch.debian());
-    let contents = format!("{SUITE}: {}", PACKAGES.join(" "));
-    cache::fill_once(
+    let dir = cache_dir()?.join("mesa").join(ARCH.debian());
+    cached_root(
         &dir,
-        CONTENTS_FILE,
-        Some(&contents),
         "Debian's Mesa clients and drivers",
-        |dir| unpack(arch, dir).map(|()| contents.clone()),
-    )?;
-    Ok(dir.join("root"))
-}
-
-/// Downloads the packages and their dependencies into `dir`/root.
-fn unpack(arch: Arch, dir: &Path) -> Result<()> {
-    let mirrors = Mirrors::from_host()?;
-    let apt = PrivateApt::create(
-        &dir.join("apt"),
-        &[
-            (&mirrors.archive, SUITE),
-            (&mirrors.security, &format!("{SUITE}-security")),
-        ],
-        arch,
-    )?;
-    apt.update()?;
-    let debs = dir.join("debs");
-    apt.download_closure(&PACKAGES, &debs)?;
-    let root = dir.join("root");
-    let _ = fs::remove_dir_all(&root);
-    for deb in fs::read_dir(&debs)? {
-        let deb = deb?.path();
-        if deb.extension().is_some_and(|e| e == "deb") {
-            run(Command::new("dpkg").arg("-x").arg(&deb).arg(&root))?;
-        }
-    }
-    fs::remove_dir_all(&debs)?;
-    merge_usr(&root)?;
-    for dir in MOUNT_POINTS {
-        fs::create_dir_all(root.join(dir))?;
-    }
-    Ok(())
+        ARCH,
+        (&PACKAGES, Closure::WithDependencies),
+        |root| {
+            merge_usr(root)?;
+            for dir in MOUNT_POINTS {
+                fs::create_dir_all(root.join(dir))?;
+            }
+            Ok(())
+        },
+    )
 }
 
 /// Moves `bin`, `sbin`, `lib` and `lib64` into `usr` and links them there,

@@ -13,9 +13,8 @@ use anyhow::{Context as _, Result, bail, ensure};
 
 use crate::{
     Arch,
-    apt::{Mirrors, PrivateApt},
-    cache,
-    command::{output, run},
+    apt::{Closure, cached_root},
+    command::output,
     elf,
     kernel::cache_dir,
 };
@@ -29,13 +28,6 @@ const PACKAGES: [&str; 5] = [
     "libc6",
     "libseccomp2",
 ];
-
-/// Marks a completed unpack; holds the suite and packages, so that a
-/// change of either unpacks anew.
-const CONTENTS_FILE: &str = "contents";
-
-/// The suite the arm64 userland comes from: the host's own.
-const SUITE: &str = "bookworm";
 
 /// Links followed inside a userland before giving up on a loop.
 const MAX_LINKS: usize = 40;
@@ -61,19 +53,17 @@ impl Userland {
             });
         }
         let dir = cache_dir()?.join("userland").join(arch.debian());
-        let contents = format!("{SUITE}: {}", PACKAGES.join(" "));
-        cache::fill_once(
+        let unpacked = cached_root(
             &dir,
-            CONTENTS_FILE,
-            Some(&contents),
             &format!("Debian's {} userland", arch.debian()),
-            |dir| unpack(arch, dir).map(|()| contents.clone()),
+            arch,
+            (&PACKAGES, Closure::Named),
+            |_| Ok(()),
         )?;
         // Absolute, as the emulated loader names files by it.
-        let root = dir
-            .join("root")
+        let root = unpacked
             .canonicalize()
-            .with_context(|| format!("{} was not unpacked", dir.display()))?;
+            .with_context(|| format!("{} was not unpacked", unpacked.display()))?;
         Ok(Self {
             arch,
             root,
@@ -163,28 +153,4 @@ impl Userland {
             .map(|guest| Ok((self.path(&guest)?, guest)))
             .collect()
     }
-}
-
-/// Downloads the packages into `dir`/root.
-fn unpack(arch: Arch, dir: &Path) -> Result<()> {
-    let mirrors = Mirrors::from_host()?;
-    let apt = PrivateApt::create(
-        &dir.join("apt"),
-        &[
-            (&mirrors.archive, SUITE),
-            (&mirrors.security, &format!("{SUITE}-security")),
-        ],
-        arch,
-    )?;
-    apt.update()?;
-    let debs = dir.join("debs");
-    let packages = PACKAGES.map(str::to_owned);
-    apt.download(&packages, &debs)?;
-    let root = dir.join("root");
-    let _ = fs::remove_dir_all(&root);
-    for deb in fs::read_dir(&debs)? {
-        run(Command::new("dpkg").arg("-x").arg(deb?.path()).arg(&root))?;
-    }
-    fs::remove_dir_all(&debs)?;
-    Ok(())
 }
