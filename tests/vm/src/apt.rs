@@ -173,7 +173,7 @@ const CONTENTS_FILE: &str = "contents";
 
 /// Which packages a cached root holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Closure {
+pub enum Selection {
     /// The packages named, and nothing else.
     Named,
     /// Those and everything they depend on, as apt resolves them for an
@@ -189,13 +189,13 @@ pub fn cached_root(
     dir: &Path,
     what: &str,
     arch: Arch,
-    (packages, closure): (&[&str], Closure),
+    (packages, selection): (&[&str], Selection),
     finish: impl FnOnce(&Path) -> Result<()>,
 ) -> Result<PathBuf> {
     let contents = format!("{SUITE}: {}", packages.join(" "));
     cache::fill_once(dir, CONTENTS_FILE, Some(&contents), what, |dir| {
         let root = dir.join("root");
-        unpack(arch, dir, packages, closure, &root)?;
+        unpack(arch, dir, packages, selection, &root)?;
         finish(&root)?;
         Ok(contents.clone())
     })?;
@@ -203,7 +203,13 @@ pub fn cached_root(
 }
 
 /// Downloads the packages into `dir`/debs and unpacks them into `root`.
-fn unpack(arch: Arch, dir: &Path, packages: &[&str], closure: Closure, root: &Path) -> Result<()> {
+fn unpack(
+    arch: Arch,
+    dir: &Path,
+    packages: &[&str],
+    selection: Selection,
+    root: &Path,
+) -> Result<()> {
     let mirrors = Mirrors::from_host()?;
     let apt = PrivateApt::create(
         &dir.join("apt"),
@@ -215,12 +221,12 @@ fn unpack(arch: Arch, dir: &Path, packages: &[&str], closure: Closure, root: &Pa
     )?;
     apt.update()?;
     let debs = dir.join("debs");
-    match closure {
-        Closure::Named => {
+    match selection {
+        Selection::Named => {
             let named: Vec<String> = packages.iter().map(|p| p.to_string()).collect();
             apt.download(&named, &debs)?;
         }
-        Closure::WithDependencies => apt.download_closure(packages, &debs)?,
+        Selection::WithDependencies => apt.download_closure(packages, &debs)?,
     }
     let _ = fs::remove_dir_all(root);
     for deb in fs::read_dir(&debs)? {

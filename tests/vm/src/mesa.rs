@@ -18,7 +18,7 @@ use anyhow::{Context as _, Result, bail};
 
 use crate::{
     Arch,
-    apt::{Closure, cached_root},
+    apt::{Selection, cached_root},
     kernel::cache_dir,
 };
 
@@ -68,7 +68,7 @@ pub fn root() -> Result<PathBuf> {
         &dir,
         "Debian's Mesa clients and drivers",
         ARCH,
-        (&PACKAGES, Closure::WithDependencies),
+        (&PACKAGES, Selection::WithDependencies),
         |root| {
             merge_usr(root)?;
             for dir in MOUNT_POINTS {

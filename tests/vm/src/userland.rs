@@ -13,7 +13,7 @@ use anyhow::{Context as _, Result, bail, ensure};
 
 use crate::{
     Arch,
-    apt::{Closure, cached_root},
+    apt::{Selection, cached_root},
     command::output,
     elf,
     kernel::cache_dir,
@@ -57,7 +57,7 @@ impl Userland {
             &dir,
             &format!("Debian's {} userland", arch.debian()),
             arch,
-            (&PACKAGES, Closure::Named),
+            (&PACKAGES, Selection::Named),
             |_| Ok(()),
         )?;
         // Absolute, as the emulated loader names files by it.
