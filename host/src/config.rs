@@ -93,6 +93,12 @@ pub struct AgentConfig {
     /// The /proc the fdinfo reader visits.
     #[arg(long, default_value = "/proc", requires = "fdinfo")]
     pub proc_root: PathBuf,
+    /// Also divide each device's energy among the pods that used and held
+    /// it, from the sensor its vendor's plugin names (hwmon energy or
+    /// power, or amdgpu's gpu_metrics), read after each fdinfo scan. Needs
+    /// --fdinfo for the engine time it divides by.
+    #[arg(long, requires = "fdinfo")]
+    pub energy: bool,
     /// Leave out calls by processes outside pods (by default they are
     /// counted with empty pod, namespace and container labels).
     #[arg(long)]

@@ -5,7 +5,8 @@
 //! kernel program's maps are filled from; the embedded [`program`] counts
 //! the ioctls that table selects; [`attribution`] names the pod behind each
 //! cgroup and [`usage`] folds the counts per pod; [`fdinfo`] adds, where
-//! drivers publish them, engine time and memory per pod; [`allocation`]
+//! drivers publish them, engine time and memory per pod, and [`energy`]
+//! divides each device's joules among the pods by them; [`allocation`]
 //! joins what kubelet allocated to each container with what it calls, and
 //! [`policy`] rules, in the kernel, what each container may call, from
 //! its creation on where [`admission`] holds it until then; [`placement`]
@@ -20,6 +21,7 @@ pub mod clock;
 pub mod config;
 pub mod device_table;
 pub mod discovery;
+pub mod energy;
 pub mod faults;
 pub mod fdinfo;
 pub mod http;

@@ -396,6 +396,14 @@ fn kubenpuctl_plugins_check_prints_the_table_or_the_reason() {
         "{table}"
     );
     assert!(!table.contains("character device"), "{table}");
+    // Built against the frozen WIT 0.5.0: loads with its allocators, and
+    // no energy source.
+    let table = checked_table("legacy-0-5", "legacy5 0.5.0 (");
+    assert!(
+        table.contains("  device plugins: legacy5.example/gpu=card-node"),
+        "{table}"
+    );
+    assert!(!table.contains("energy:"), "{table}");
 
     let missing = kubenpuctl(&["plugins", "check", "/nonexistent/plugin.wasm"]);
     assert_eq!(missing.status.code(), Some(1));
@@ -457,6 +465,29 @@ fn kubenpuctl_plugins_check_accepts_every_built_in() {
             Some(lines) => assert!(table.contains(lines), "{table}"),
             None if name != "xe" => assert!(!table.contains("device plugins:"), "{table}"),
             None => {}
+        }
+        // Where the devices report their energy arrives through the
+        // component, as WIT 0.6.0 carries it; the other vendors' drivers
+        // have no hwmon.
+        let energy = match name {
+            "i915" => Some("hwmon i915: counter energy1_input; idle 20 W until measured"),
+            "xe" => Some(
+                "hwmon xe: counter energy1_input (card), then counter energy2_input (pkg); idle 20 W until measured",
+            ),
+            "amdgpu" => Some(
+                "hwmon amdgpu: counter gpu_metrics 1.3 at byte 24 in 2^-16 J, may wrap at 32 bits, then counter gpu_metrics 1.4 at byte 24 in 2^-16 J, may wrap at 32 bits, then counter gpu_metrics 1.5 at byte 88 in 2^-16 J, may wrap at 32 bits, then power power1_average, then power power1_input; idle 15 W until measured",
+            ),
+            "habanalabs" => Some(
+                "hwmon HL225|HL205|HL1000: power power1_input; idle 80 W until measured",
+            ),
+            "tenstorrent" => {
+                Some("hwmon wormhole|blackhole: power power1_input; idle 20 W until measured")
+            }
+            _ => None,
+        };
+        match energy {
+            Some(line) => assert!(table.contains(&format!("  energy: {line}\n")), "{table}"),
+            None => assert!(!table.contains("energy:"), "{table}"),
         }
     }
 }

@@ -19,16 +19,17 @@ wit_bindgen::generate!({
 });
 
 pub use alloc::{string::String as OwnedString, vec::Vec as OwnedVec};
-pub use kubenpu::vendor::char_devices::CharDevice as WitCharDevice;
 use kubenpu::vendor::{
     allocation::{Allocator as WitAllocator, Ids as WitIds},
     char_devices::{
         Classifier, Command as WitCommand, CommandKey as WitCommandKey, CommandSize,
         Nodes as WitNodes,
     },
+    energy::{Attribute as WitAttribute, MetricsCounter as WitMetricsCounter, Sensor as WitSensor},
     types::{Field as WitField, Ioctl as WitIoctl, Kind as WitKind, Phase as WitPhase, Selector},
     usage::Rename,
 };
+pub use kubenpu::vendor::char_devices::CharDevice as WitCharDevice;
 
 /// The allocator plugins use: no_std components bring their own.
 pub use dlmalloc::GlobalDlmalloc as Allocator;
@@ -179,6 +180,36 @@ pub fn allocators(allocators: &crate::Allocators) -> Allocators {
     Allocators {
         device_plugins: list(allocators.device_plugins),
         dra_drivers: list(allocators.dra_drivers),
+    }
+}
+
+/// `energy` for a declared source ([`crate::Energy::NONE`] for a vendor
+/// whose devices report none).
+pub fn energy(energy: &crate::Energy) -> EnergySource {
+    use crate::Sensor;
+    let attribute = |a: &crate::Attribute| WitAttribute {
+        file: a.file.to_string(),
+        label: a.label.map(str::to_string),
+    };
+    EnergySource {
+        hwmon_names: energy.hwmon_names.iter().map(|n| n.to_string()).collect(),
+        sensors: energy
+            .sensors
+            .iter()
+            .map(|sensor| match sensor {
+                Sensor::EnergyCounter(a) => WitSensor::EnergyCounter(attribute(a)),
+                Sensor::Power(a) => WitSensor::Power(attribute(a)),
+                Sensor::Metrics(m) => WitSensor::Metrics(WitMetricsCounter {
+                    file: m.file.to_string(),
+                    format_revision: m.format_revision,
+                    content_revision: m.content_revision,
+                    offset: m.offset,
+                    unit_shift: m.unit_shift,
+                    wraps_at_32_bits: m.wraps_at_32_bits,
+                }),
+            })
+            .collect(),
+        idle_milliwatts: energy.idle_milliwatts,
     }
 }
 

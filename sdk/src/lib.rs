@@ -7,7 +7,7 @@
 //!
 //! ```
 //! #![cfg_attr(target_family = "wasm", no_std)]
-//! use kubenpu_sdk::{Allocators, Ioctl, UsageNames, Vendor, drm};
+//! use kubenpu_sdk::{Allocators, Energy, Ioctl, UsageNames, Vendor, drm};
 //!
 //! pub const VENDOR: Vendor = Vendor {
 //!     name: "example",
@@ -23,6 +23,7 @@
 //!     usage_names: UsageNames::KERNEL,
 //!     allocators: Allocators::NONE,
 //!     char_devices: &[],
+//!     energy: Energy::NONE,
 //! };
 //! kubenpu_sdk::export_vendor!(VENDOR);
 //! # fn main() { assert_eq!(kubenpu_sdk::validate(&VENDOR.description()), Ok(())); }
@@ -38,12 +39,17 @@ extern crate alloc;
 
 mod char_device;
 pub mod drm;
+mod energy;
 mod table;
 pub mod uapi;
 mod validate;
 
 pub use char_device::{
     CharDevice, CharDeviceSpec, Command, CommandKey, CommandSpec, MAX_CLASSES, Nodes, NodesSpec,
+};
+pub use energy::{
+    Attribute, AttributeSpec, Energy, EnergySpec, MAX_IDLE_MILLIWATTS, MAX_METRICS_FILE,
+    MAX_SENSORS, MetricsCounter, MetricsCounterSpec, Sensor, SensorSpec,
 };
 pub use table::{
     Allocators, AllocatorsSpec, Description, Field, FieldSpec, Ids, Ioctl, Kind, PciId, Phase,
@@ -123,6 +129,10 @@ macro_rules! export_vendor {
 
                 fn char_devices() -> $crate::guest::OwnedVec<$crate::guest::WitCharDevice> {
                     $crate::guest::char_devices(&$vendor)
+                }
+
+                fn energy() -> $crate::guest::EnergySource {
+                    $crate::guest::energy(&$vendor.energy)
                 }
             }
 

@@ -7,7 +7,7 @@ use alloc::{
     vec::Vec,
 };
 
-use crate::{CharDevice, CharDeviceSpec};
+use crate::{CharDevice, CharDeviceSpec, Energy, EnergySpec};
 
 /// What an ioctl asks of the device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -286,12 +286,15 @@ pub struct Vendor {
     pub allocators: Allocators,
     /// Its character devices outside DRM and accel, each with its table.
     pub char_devices: &'static [CharDevice],
+    /// Where its devices report their energy.
+    pub energy: Energy,
 }
 
 impl Vendor {
     /// A vendor of character devices alone: no DRM or accel driver, no
-    /// PCI filter or product names, the kernel's usage names and no
-    /// allocator (set those with struct update syntax where it has some).
+    /// PCI filter or product names, the kernel's usage names, no
+    /// allocator and no energy sensor (set those with struct update syntax
+    /// where it has some).
     pub const fn of_char_devices(
         name: &'static str,
         version: &'static str,
@@ -307,6 +310,7 @@ impl Vendor {
             usage_names: UsageNames::KERNEL,
             allocators: Allocators::NONE,
             char_devices,
+            energy: Energy::NONE,
         }
     }
 
@@ -329,6 +333,7 @@ impl Vendor {
             usage_names: UsageNamesSpec::from(&self.usage_names),
             allocators: AllocatorsSpec::from(&self.allocators),
             char_devices: self.char_devices.iter().map(CharDevice::spec).collect(),
+            energy: EnergySpec::from(&self.energy),
         }
     }
 
@@ -365,6 +370,8 @@ pub struct Description {
     /// Its character devices outside DRM and accel (none before WIT
     /// 0.5.0).
     pub char_devices: Vec<CharDeviceSpec>,
+    /// Where its devices report their energy (none before WIT 0.6.0).
+    pub energy: EnergySpec,
 }
 
 /// [`UsageNames`] in a [`Description`].

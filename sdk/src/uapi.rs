@@ -702,6 +702,7 @@ mod tests {
             usage_names: UsageNames::KERNEL,
             allocators: crate::Allocators::NONE,
             char_devices: &[],
+            energy: crate::Energy::NONE,
         };
         assert_eq!(
             check_layouts(&vendor(crate::Size::after("size", 8, 8)), &[ACME]),
@@ -732,6 +733,7 @@ mod tests {
             usage_names: UsageNames::KERNEL,
             allocators: crate::Allocators::NONE,
             char_devices: &[],
+            energy: crate::Energy::NONE,
         };
         let problems = check(&VENDOR, &[HEADER]).unwrap_err();
         assert_eq!(
@@ -769,6 +771,7 @@ mod tests {
                 commands,
             }]
             .leak(),
+            energy: crate::Energy::NONE,
         }
     }
 

@@ -5,7 +5,7 @@
 use alloc::{format, string::String, vec::Vec};
 use core::fmt;
 
-use crate::{CharDeviceSpec, Description, FieldSpec, Kind, SizeSpec, drm};
+use crate::{CharDeviceSpec, Description, FieldSpec, Kind, SensorSpec, SizeSpec, drm};
 
 /// The largest argument an ioctl command can encode (`_IOC_SIZE`, 14 bits).
 pub const MAX_ARGUMENT: u32 = (1 << 14) - 1;
@@ -65,6 +65,9 @@ pub enum Fault {
     /// An allocator whose name is empty, has whitespace, or is listed
     /// twice in one list.
     BadAllocator(String),
+    /// An energy declaration the agent cannot read: what is wrong, and
+    /// how to fix it.
+    BadEnergy(String),
     /// A character device whose nodes, entry or commands are unusable.
     BadCharDevice {
         /// The device's driver name.
@@ -132,6 +135,7 @@ impl fmt::Display for Fault {
                 f,
                 "allocator {name:?} must be non-empty without whitespace, and listed once"
             ),
+            Fault::BadEnergy(problem) => write!(f, "energy: {problem}"),
             Fault::BadCharDevice { driver, problem } => {
                 write!(f, "character device {driver}: {problem}")
             }
@@ -151,7 +155,9 @@ pub fn validate(description: &Description) -> Result<(), Fault> {
         usage_names,
         allocators,
         char_devices,
+        energy,
     } = description;
+    crate::energy::check(energy).map_err(Fault::BadEnergy)?;
     let renames = || usage_names.engines.iter().chain(&usage_names.regions);
     for list in [&allocators.device_plugins, &allocators.dra_drivers] {
         check_allocators(list)?;
@@ -172,7 +178,20 @@ pub fn validate(description: &Description) -> Result<(), Fault> {
             [&d.driver, &d.entry]
                 .into_iter()
                 .chain(d.commands.iter().map(|c| &c.name))
-        }));
+        }))
+        .chain(&energy.hwmon_names)
+        .chain(
+            energy
+                .sensors
+                .iter()
+                .flat_map(|sensor| match sensor {
+                    SensorSpec::EnergyCounter(a) | SensorSpec::Power(a) => {
+                        [Some(&a.file), a.label.as_ref()]
+                    }
+                    SensorSpec::Metrics(m) => [Some(&m.file), None],
+                })
+                .flatten(),
+        );
     if let Some(long) = texts.into_iter().find(|t| t.len() > MAX_TEXT) {
         return Err(Fault::TooLong(long.clone()));
     }
@@ -424,6 +443,7 @@ mod tests {
                 dra_drivers: vec![("gpu.acme.com".to_string(), crate::Ids::PciAddress)],
             },
             char_devices: vec![ACME_CHAR.spec()],
+            energy: crate::EnergySpec::from(&ACME_ENERGY),
         }
     }
 
@@ -441,6 +461,82 @@ mod tests {
             crate::Command::wait("ACME_IOCTL_WAIT", 0x0000_4101),
         ],
     };
+
+    const ACME_ENERGY: crate::Energy = crate::Energy {
+        hwmon_names: &["acme"],
+        sensors: &[
+            crate::Sensor::EnergyCounter(crate::Attribute::labelled("energy1_input", "card")),
+            crate::Sensor::Metrics(crate::MetricsCounter {
+                file: "gpu_metrics",
+                format_revision: 1,
+                content_revision: 3,
+                offset: 24,
+                unit_shift: 16,
+                wraps_at_32_bits: true,
+            }),
+            crate::Sensor::Power(crate::Attribute::file("power1_average")),
+        ],
+        idle_milliwatts: 20_000,
+    };
+
+    #[test]
+    fn each_energy_fault_is_found_and_says_how_to_fix_it() {
+        use crate::{AttributeSpec, SensorSpec};
+        let with = |change: &dyn Fn(&mut crate::EnergySpec)| {
+            let mut description = good();
+            change(&mut description.energy);
+            match validate(&description) {
+                Err(Fault::BadEnergy(problem)) => problem,
+                other => panic!("expected an energy fault, got {other:?}"),
+            }
+        };
+        let attribute = |file: &str| AttributeSpec {
+            file: file.to_string(),
+            label: None,
+        };
+        for (file, counter) in [
+            ("energy1_average", true),
+            ("energy0_input", true),
+            ("energy_input", true),
+            ("power1_input", true),
+            ("power1_max", false),
+            ("../power1_input", false),
+        ] {
+            let problem = with(&|e| {
+                let sensor = if counter {
+                    SensorSpec::EnergyCounter(attribute(file))
+                } else {
+                    SensorSpec::Power(attribute(file))
+                };
+                e.sensors = vec![sensor];
+            });
+            assert!(problem.contains(file), "{file}: {problem}");
+        }
+        let problem = with(&|e| e.hwmon_names.clear());
+        assert!(problem.contains("without a hwmon name"), "{problem}");
+        let problem = with(&|e| e.hwmon_names = vec!["a b".to_string()]);
+        assert!(problem.contains("hwmon name"), "{problem}");
+        let problem = with(&|e| e.idle_milliwatts = crate::MAX_IDLE_MILLIWATTS + 1);
+        assert!(problem.contains("idle power"), "{problem}");
+        let metrics = |change: &dyn Fn(&mut crate::MetricsCounterSpec)| {
+            with(&|e| {
+                let mut m = crate::MetricsCounterSpec::from(&match ACME_ENERGY.sensors[1] {
+                    crate::Sensor::Metrics(m) => m,
+                    _ => unreachable!(),
+                });
+                change(&mut m);
+                e.sensors = vec![SensorSpec::Metrics(m)];
+            })
+        };
+        assert!(metrics(&|m| m.offset = 2).contains("header"));
+        assert!(metrics(&|m| m.offset = crate::MAX_METRICS_FILE).contains("within"));
+        assert!(metrics(&|m| m.unit_shift = 40).contains("at most 32"));
+        assert!(metrics(&|m| m.file = "../gpu_metrics".to_string()).contains("file name"));
+        // A vendor without energy passes.
+        let mut description = good();
+        description.energy = crate::EnergySpec::default();
+        assert_eq!(validate(&description), Ok(()));
+    }
 
     #[test]
     fn a_plugin_of_character_devices_alone_passes() {

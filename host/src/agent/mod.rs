@@ -28,6 +28,7 @@ use crate::{
     attribution::resolver::Ask,
     config::AgentConfig,
     device_table::DeviceTable,
+    energy,
     faults::Faults,
     fdinfo,
     placement::Placement,
@@ -83,6 +84,8 @@ struct Agent {
     faults: Faults,
     /// The fdinfo reader, with `--fdinfo`.
     fdinfo: Option<fdinfo::Reader>,
+    /// The energy meter, with `--energy`.
+    energy: Option<energy::Meter>,
     /// The allocation join, unless `--no-allocation`.
     allocation: Option<Allocation>,
     /// The policy, which rules what the join classified; none without it.

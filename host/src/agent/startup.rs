@@ -34,6 +34,7 @@ use crate::{
     config::AgentConfig,
     device_table::DeviceTable,
     discovery::{self, Roots},
+    energy,
     faults::Faults,
     fdinfo,
     placement::Placement,
@@ -171,6 +172,9 @@ fn agent(
         fdinfo: config
             .fdinfo
             .then(|| fdinfo::Reader::new(config.proc_root.clone())),
+        energy: config
+            .energy
+            .then(|| energy::Meter::new(config.sysfs_root.clone())),
         allocation: None,
         policy: (!config.no_allocation).then_some(policy),
         admissions: None,

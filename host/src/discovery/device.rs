@@ -1,6 +1,11 @@
 //! What discovery reports about a device.
 
-use std::{collections::HashMap, fmt, path::PathBuf, str::FromStr};
+use std::{
+    collections::HashMap,
+    fmt,
+    path::{Path, PathBuf},
+    str::FromStr,
+};
 
 use kubenpu_sdk::PciId;
 use serde::Serialize;
@@ -157,6 +162,18 @@ pub struct Device {
     pub numa_node: Option<u32>,
     /// Its nodes, by device number.
     pub nodes: Vec<Node>,
+}
+
+impl Device {
+    /// Its directory in the sysfs at `sysfs_root`: a PCI function's under
+    /// its bus by address, any other device's where its name says, below
+    /// `devices`.
+    pub fn sysfs_dir(&self, sysfs_root: &Path) -> PathBuf {
+        match &self.pci {
+            Some(pci) => sysfs_root.join("bus/pci/devices").join(&pci.address),
+            None => sysfs_root.join("devices").join(&self.name),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@
 
 mod chardev;
 mod device;
-mod sysfs;
+pub mod sysfs;
 
 pub use chardev::CharClaim;
 pub use device::{DevNum, Device, Node, Pci, Subsystem};

@@ -70,6 +70,9 @@ struct Seen {
 pub struct Ledger {
     clients: HashMap<ClientKey, Seen>,
     busy: BTreeMap<BusyKey, f64>,
+    /// The busy seconds the last scan credited, per cgroup and device
+    /// (zero for idle clients): what the energy meter divides by.
+    credited: BTreeMap<(u64, DeviceLabels), f64>,
     memory: BTreeMap<MemoryKey, u64>,
     /// Whether a scan was taken: until then, every client predates the
     /// agent.
@@ -85,6 +88,7 @@ impl Ledger {
         let predate_the_agent = !std::mem::replace(&mut self.scanned, true);
         let mut open: HashMap<ClientKey, Seen> = HashMap::new();
         self.memory.clear();
+        self.credited.clear();
         for sighting in sightings {
             if !sighting.stats.has_usage() {
                 continue;
@@ -171,6 +175,10 @@ impl Ledger {
             engine: engine.to_owned(),
         };
         *self.busy.entry(key).or_default() += seconds;
+        *self
+            .credited
+            .entry((sighting.cgroup, sighting.device.clone()))
+            .or_default() += seconds;
     }
 
     /// Moves gone cgroup `from`'s busy time onto gone cgroup `into`, as
@@ -200,6 +208,12 @@ impl Ledger {
     /// Busy seconds per cgroup, device and engine class.
     pub fn busy(&self) -> &BTreeMap<BusyKey, f64> {
         &self.busy
+    }
+
+    /// Busy seconds the last scan credited per cgroup and device, over
+    /// every engine class; zero for clients that were idle.
+    pub fn credited(&self) -> &BTreeMap<(u64, DeviceLabels), f64> {
+        &self.credited
     }
 
     /// Bytes per cgroup, device, region and state, as of the last scan.

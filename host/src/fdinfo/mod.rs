@@ -135,6 +135,21 @@ impl Reader {
         self.ledger.take(scan.sightings, now);
     }
 
+    /// The engine seconds the last scan credited, per container (by
+    /// `owner`; empty labels for cgroups it does not name) and device.
+    pub fn credited<'a>(
+        &'a self,
+        owner: impl Fn(u64) -> Option<&'a Owner> + 'a,
+    ) -> impl Iterator<Item = (Owner, DeviceLabels, f64)> + 'a {
+        self.ledger
+            .credited()
+            .iter()
+            .map(move |((cgroup, device), seconds)| {
+                let owner = owner(*cgroup).cloned().unwrap_or_default();
+                (owner, device.clone(), *seconds)
+            })
+    }
+
     /// Moves gone cgroup `from`'s totals onto `into`, as the counters are.
     pub fn merge(&mut self, from: u64, into: u64) {
         self.ledger.merge(from, into);

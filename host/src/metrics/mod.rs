@@ -6,6 +6,7 @@
 //! classic text format as the scraper asks.
 
 mod allocation;
+mod energy;
 mod fdinfo;
 mod placement;
 mod policy;
@@ -27,6 +28,7 @@ use crate::{
     allocation::AllocationView,
     catalog::{DeviceKind, Series},
     device_table::DeviceTable,
+    energy::EnergyView,
     fdinfo::FdinfoView,
     placement::PlacementView,
     plugins::Source,
@@ -62,6 +64,8 @@ pub struct Snapshot {
     pub errors: BTreeMap<&'static str, u64>,
     /// Engine time and memory per pod, with `--fdinfo`.
     pub fdinfo: Option<FdinfoView>,
+    /// Energy per device and pod, with `--energy`.
+    pub energy: Option<EnergyView>,
     /// The allocation join, unless it is off.
     pub allocation: Option<AllocationView>,
     /// The policy, unless the allocation join is off.
@@ -454,6 +458,9 @@ impl Collector for Snapshot {
         }
         if let Some(view) = &self.fdinfo {
             fdinfo::encode(view, &mut encoder)?;
+        }
+        if let Some(view) = &self.energy {
+            energy::encode(view, &mut encoder)?;
         }
         if let Some(view) = &self.allocation {
             allocation::encode(view, &mut encoder)?;

@@ -4,8 +4,9 @@
 //! an endless loop in milliseconds.
 
 use kubenpu_sdk::{
-    AllocatorsSpec, CharDeviceSpec, CommandKey, CommandSpec, Description, FieldSpec, Ids, Kind,
-    NodesSpec, PciId, Phase, SizeSpec, TableEntry, UsageNamesSpec,
+    AllocatorsSpec, AttributeSpec, CharDeviceSpec, CommandKey, CommandSpec, Description,
+    EnergySpec, FieldSpec, Ids, Kind, MetricsCounterSpec, NodesSpec, PciId, Phase, SensorSpec,
+    SizeSpec, TableEntry, UsageNamesSpec,
 };
 use wasmtime::{
     Engine, ResourceLimiter, Store, StoreLimits, StoreLimitsBuilder,
@@ -14,9 +15,25 @@ use wasmtime::{
 
 use super::{PluginError, engine};
 
-/// Host bindings generated from `wit/vendor.wit` (0.5.0).
+/// Host bindings generated from `wit/vendor.wit` (0.6.0).
 mod bindings {
     wasmtime::component::bindgen!({ world: "vendor", path: "../wit" });
+}
+
+/// Host bindings of the frozen 0.5.0 package, for plugins built before
+/// 0.6.0: the same world without `energy`. Its interfaces are the
+/// current ones, so the current bindings' types serve both.
+mod bindings_0_5 {
+    wasmtime::component::bindgen!({
+        world: "vendor",
+        path: "../wit/0.5.0",
+        with: {
+            "kubenpu:vendor/types@0.5.0": super::bindings::kubenpu::vendor::types,
+            "kubenpu:vendor/usage@0.5.0": super::bindings::kubenpu::vendor::usage,
+            "kubenpu:vendor/allocation@0.5.0": super::bindings::kubenpu::vendor::allocation,
+            "kubenpu:vendor/char-devices@0.5.0": super::bindings::kubenpu::vendor::char_devices,
+        },
+    });
 }
 
 /// Host bindings of the frozen 0.4.0 package, for plugins built before
@@ -65,7 +82,10 @@ mod bindings_0_1 {
     wasmtime::component::bindgen!({ world: "vendor", path: "../wit/0.1.0" });
 }
 
-use bindings::{Vendor, VendorPre, kubenpu::vendor::types};
+use bindings::{
+    Vendor, VendorPre,
+    kubenpu::vendor::{char_devices::CharDevice as WitCharDevice, energy, types},
+};
 
 /// Largest linear memory a plugin may grow to.
 pub const MEMORY_LIMIT: usize = 16 << 20;
@@ -92,6 +112,7 @@ pub struct Compiled {
 #[derive(Clone)]
 enum Pre {
     Current(VendorPre<Limits>),
+    V0_5(bindings_0_5::VendorPre<Limits>),
     V0_4(bindings_0_4::VendorPre<Limits>),
     V0_3(bindings_0_3::VendorPre<Limits>),
     V0_2(bindings_0_2::VendorPre<Limits>),
@@ -147,8 +168,9 @@ impl Sandbox {
         // of none is reported against the current one.
         let pre = match VendorPre::new(pre.clone()) {
             Ok(current) => Pre::Current(current),
-            Err(e) => bindings_0_4::VendorPre::new(pre.clone())
-                .map(Pre::V0_4)
+            Err(e) => bindings_0_5::VendorPre::new(pre.clone())
+                .map(Pre::V0_5)
+                .or_else(|_| bindings_0_4::VendorPre::new(pre.clone()).map(Pre::V0_4))
                 .or_else(|_| bindings_0_3::VendorPre::new(pre.clone()).map(Pre::V0_3))
                 .or_else(|_| bindings_0_2::VendorPre::new(pre.clone()).map(Pre::V0_2))
                 .or_else(|_| bindings_0_1::VendorPre::new(pre).map(Pre::V0_1))
@@ -202,6 +224,7 @@ impl ResourceLimiter for Limits {
 /// An instance of one of the world's versions.
 enum Instance {
     Current(Vendor),
+    V0_5(bindings_0_5::Vendor),
     V0_4(bindings_0_4::Vendor),
     V0_3(bindings_0_3::Vendor),
     V0_2(bindings_0_2::Vendor),
@@ -226,6 +249,7 @@ impl Compiled {
         let mut store = Store::new(
             match &self.pre {
                 Pre::Current(pre) => pre.engine(),
+                Pre::V0_5(pre) => pre.engine(),
                 Pre::V0_4(pre) => pre.engine(),
                 Pre::V0_3(pre) => pre.engine(),
                 Pre::V0_2(pre) => pre.engine(),
@@ -241,6 +265,7 @@ impl Compiled {
             .set_fuel(FUEL_PER_CALL)
             .and_then(|()| match &self.pre {
                 Pre::Current(pre) => pre.instantiate(&mut store).map(Instance::Current),
+                Pre::V0_5(pre) => pre.instantiate(&mut store).map(Instance::V0_5),
                 Pre::V0_4(pre) => pre.instantiate(&mut store).map(Instance::V0_4),
                 Pre::V0_3(pre) => pre.instantiate(&mut store).map(Instance::V0_3),
                 Pre::V0_2(pre) => pre.instantiate(&mut store).map(Instance::V0_2),
@@ -255,21 +280,30 @@ impl Compiled {
 
     /// The plugin's description, unvalidated, with the sizes its alloc
     /// entries declare (none from a 0.1.0 plugin), its usage names (none
-    /// before 0.3.0), its allocators (none before 0.4.0) and its
-    /// character devices (none before 0.5.0).
+    /// before 0.3.0), its allocators (none before 0.4.0), its character
+    /// devices (none before 0.5.0) and its energy source (none before
+    /// 0.6.0).
     pub fn describe(&self) -> Result<Description, PluginError> {
+        let char_devices =
+            |list: Vec<WitCharDevice>| list.into_iter().map(char_device_spec).collect();
         // One instance, one fuel budget, for every call.
-        let (d, sizes, names, allocators, char_devices) =
+        let (d, sizes, names, allocators, char_devices, energy) =
             self.call("describe", |v, s| match v {
                 Instance::Current(v) => Ok((
                     v.call_describe(&mut *s)?,
                     v.call_alloc_sizes(&mut *s)?,
                     usage_names(v.call_usage_names(&mut *s)?),
                     allocators_spec(v.call_allocators(&mut *s)?),
-                    v.call_char_devices(s)?
-                        .into_iter()
-                        .map(char_device_spec)
-                        .collect(),
+                    char_devices(v.call_char_devices(&mut *s)?),
+                    energy_spec(v.call_energy(s)?),
+                )),
+                Instance::V0_5(v) => Ok((
+                    v.call_describe(&mut *s)?,
+                    v.call_alloc_sizes(&mut *s)?,
+                    usage_names(v.call_usage_names(&mut *s)?),
+                    allocators_spec(v.call_allocators(&mut *s)?),
+                    char_devices(v.call_char_devices(s)?),
+                    EnergySpec::default(),
                 )),
                 Instance::V0_4(v) => Ok((
                     v.call_describe(&mut *s)?,
@@ -277,6 +311,7 @@ impl Compiled {
                     usage_names(v.call_usage_names(&mut *s)?),
                     allocators_spec(v.call_allocators(s)?),
                     Vec::new(),
+                    EnergySpec::default(),
                 )),
                 Instance::V0_3(v) => Ok((
                     v.call_describe(&mut *s)?,
@@ -284,6 +319,7 @@ impl Compiled {
                     usage_names(v.call_usage_names(s)?),
                     AllocatorsSpec::default(),
                     Vec::new(),
+                    EnergySpec::default(),
                 )),
                 Instance::V0_2(v) => Ok((
                     v.call_describe(&mut *s)?,
@@ -291,6 +327,7 @@ impl Compiled {
                     UsageNamesSpec::default(),
                     AllocatorsSpec::default(),
                     Vec::new(),
+                    EnergySpec::default(),
                 )),
                 Instance::V0_1(v) => Ok((
                     from_0_1(v.call_describe(s)?),
@@ -298,6 +335,7 @@ impl Compiled {
                     UsageNamesSpec::default(),
                     AllocatorsSpec::default(),
                     Vec::new(),
+                    EnergySpec::default(),
                 )),
             })?;
         let size_of = |nr: u8| sizes.iter().find(|s| s.nr == nr).map(size_spec);
@@ -319,6 +357,7 @@ impl Compiled {
             usage_names: names,
             allocators,
             char_devices,
+            energy,
         })
     }
 
@@ -339,6 +378,7 @@ impl Compiled {
         };
         self.call("matches", |v, s| match v {
             Instance::Current(v) => v.call_matches(s, &device),
+            Instance::V0_5(v) => v.call_matches(s, &device),
             Instance::V0_4(v) => v.call_matches(s, &device),
             Instance::V0_3(v) => v.call_matches(s, &device),
             Instance::V0_2(v) => v.call_matches(s, &device),
@@ -350,6 +390,7 @@ impl Compiled {
     pub fn product_name(&self, id: PciId) -> Result<Option<String>, PluginError> {
         self.call("product-name", |v, s| match v {
             Instance::Current(v) => v.call_product_name(s, wit_pci_id(id)),
+            Instance::V0_5(v) => v.call_product_name(s, wit_pci_id(id)),
             Instance::V0_4(v) => v.call_product_name(s, wit_pci_id(id)),
             Instance::V0_3(v) => v.call_product_name(s, wit_pci_id(id)),
             Instance::V0_2(v) => v.call_product_name(s, wit_pci_id(id)),
@@ -444,7 +485,35 @@ fn kind(kind: types::Kind) -> Kind {
     }
 }
 
-fn char_device_spec(device: bindings::kubenpu::vendor::char_devices::CharDevice) -> CharDeviceSpec {
+/// The plugin's energy source in the SDK's types.
+fn energy_spec(source: energy::EnergySource) -> EnergySpec {
+    let attribute = |a: energy::Attribute| AttributeSpec {
+        file: a.file,
+        label: a.label,
+    };
+    EnergySpec {
+        hwmon_names: source.hwmon_names,
+        sensors: source
+            .sensors
+            .into_iter()
+            .map(|sensor| match sensor {
+                energy::Sensor::EnergyCounter(a) => SensorSpec::EnergyCounter(attribute(a)),
+                energy::Sensor::Power(a) => SensorSpec::Power(attribute(a)),
+                energy::Sensor::Metrics(m) => SensorSpec::Metrics(MetricsCounterSpec {
+                    file: m.file,
+                    format_revision: m.format_revision,
+                    content_revision: m.content_revision,
+                    offset: m.offset,
+                    unit_shift: m.unit_shift,
+                    wraps_at_32_bits: m.wraps_at_32_bits,
+                }),
+            })
+            .collect(),
+        idle_milliwatts: source.idle_milliwatts,
+    }
+}
+
+fn char_device_spec(device: WitCharDevice) -> CharDeviceSpec {
     use bindings::kubenpu::vendor::char_devices::{CommandKey as WitKey, Nodes};
     CharDeviceSpec {
         driver: device.driver,

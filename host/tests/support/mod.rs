@@ -38,7 +38,7 @@ use std::{
 };
 
 /// The crates under `tests/plugins`, by directory name.
-pub const TEST_PLUGINS: [&str; 14] = [
+pub const TEST_PLUGINS: [&str; 15] = [
     "acme",
     "bochs-alloc",
     "bomb",
@@ -48,6 +48,7 @@ pub const TEST_PLUGINS: [&str; 14] = [
     "legacy-0-2",
     "legacy-0-3",
     "legacy-0-4",
+    "legacy-0-5",
     "no-drivers",
     "numbered",
     "spin",

@@ -5,7 +5,10 @@
 //! checks every entry against it.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Allocators, Field, Ioctl, PciId, Product, Size, UsageNames, Vendor, drm};
+use kubenpu_sdk::{
+    Allocators, Attribute, Energy, Field, Ioctl, PciId, Product, Sensor, Size, UsageNames, Vendor,
+    drm,
+};
 
 /// The vendor's table.
 pub const VENDOR: Vendor = Vendor {
@@ -43,6 +46,18 @@ pub const VENDOR: Vendor = Vendor {
     usage_names: UsageNames::KERNEL,
     allocators: Allocators::NONE,
     char_devices: &[],
+    // The firmware's power, passed through to hwmon unscaled (hwmon's
+    // unit is the microwatt). The hwmon is named after the card as the
+    // firmware reports it, by default HL225 (Gaudi2), HL205 (Gaudi) or
+    // HL1000 (Goya). (The HL_INFO_TOTAL_ENERGY info ioctl counts energy
+    // itself, but a plugin names files, and the agent opens no device.)
+    energy: Energy {
+        hwmon_names: &["HL225", "HL205", "HL1000"],
+        sensors: &[Sensor::Power(Attribute::file("power1_input"))],
+        // A rough figure for an idle Gaudi card, until the agent has
+        // measured the device idle itself.
+        idle_milliwatts: 80_000,
+    },
 };
 
 kubenpu_sdk::export_vendor!(VENDOR);

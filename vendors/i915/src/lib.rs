@@ -5,7 +5,10 @@
 //! checks every entry against it.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Allocators, Ids, Ioctl, PciId, Product, Size, UsageNames, Vendor, drm};
+use kubenpu_sdk::{
+    Allocators, Attribute, Energy, Ids, Ioctl, PciId, Product, Sensor, Size, UsageNames, Vendor,
+    drm,
+};
 
 /// The vendor's table.
 pub const VENDOR: Vendor = Vendor {
@@ -74,6 +77,17 @@ pub const VENDOR: Vendor = Vendor {
         dra_drivers: &[("gpu.intel.com", Ids::DashedPciAddress)],
     },
     char_devices: &[],
+    // Discrete GPUs only register hwmon (i915_hwmon_register returns early
+    // for integrated ones): a counter in microjoules the driver extends
+    // from the hardware's 32 bits as it is read, restarting at zero when
+    // the driver reloads.
+    energy: Energy {
+        hwmon_names: &["i915"],
+        sensors: &[Sensor::EnergyCounter(Attribute::file("energy1_input"))],
+        // A rough figure for an idle discrete card, until the agent has
+        // measured the device idle itself.
+        idle_milliwatts: 20_000,
+    },
 };
 
 kubenpu_sdk::export_vendor!(VENDOR);

@@ -5,7 +5,7 @@
 //! checks every entry against it.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Allocators, Ids, Ioctl, PciId, Product, Size, UsageNames, Vendor, drm};
+use kubenpu_sdk::{Allocators, Energy, Ids, Ioctl, PciId, Product, Size, UsageNames, Vendor, drm};
 
 /// The vendor's table.
 pub const VENDOR: Vendor = Vendor {
@@ -49,6 +49,7 @@ pub const VENDOR: Vendor = Vendor {
         dra_drivers: &[],
     },
     char_devices: &[],
+    energy: Energy::NONE,
 };
 
 kubenpu_sdk::export_vendor!(VENDOR);

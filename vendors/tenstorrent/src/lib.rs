@@ -37,7 +37,9 @@
 //! power states and NOC cleanup registrations.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{CharDevice, Command, CommandKey, Field, Nodes, Size, Vendor};
+use kubenpu_sdk::{
+    Attribute, CharDevice, Command, CommandKey, Energy, Field, Nodes, Sensor, Size, Vendor,
+};
 
 /// `TENSTORRENT_LOCK_CTL_ACQUIRE_BLOCKING`: the `LOCK_CTL` operation that
 /// sleeps until the lock is free.
@@ -47,45 +49,57 @@ const LOCK_CTL_ACQUIRE_BLOCKING: u64 = 3;
 ///
 /// Tenstorrent's own Kubernetes path is a DRA driver whose device
 /// names are chip IDs, not node numbers; no allocator is named.
-pub const VENDOR: Vendor = Vendor::of_char_devices(
-    "tenstorrent",
-    env!("CARGO_PKG_VERSION"),
-    &[CharDevice {
-        driver: "tenstorrent",
-        nodes: Nodes::Class("tenstorrent"),
-        entry: "tt_cdev_ioctl",
-        // tt_cdev_ioctl switches on the whole command.
-        key: CommandKey::Whole,
-        commands: &[
-            // allocates `requested_size` bytes of host memory the device
-            // reaches by DMA (dma_alloc_coherent); the size is an input
-            // the call keeps
-            Command::alloc("TENSTORRENT_IOCTL_ALLOCATE_DMA_BUF", 0x0000_fa03)
-                .sized(Size::before("in.requested_size", 0, 4))
-                .argument("struct tenstorrent_allocate_dma_buf"),
-            // pins `size` bytes of the caller's pages and maps them for
-            // the device's DMA (pin_user_pages, then the IOMMU mapping)
-            Command::alloc("TENSTORRENT_IOCTL_PIN_PAGES", 0x0000_fa07)
-                .sized(Size::before("in.size", 16, 8))
-                .argument("struct tenstorrent_pin_pages"),
-            // with ACQUIRE_BLOCKING, sleeps until another fd releases one
-            // of the device's resource locks (the ERISC cores' locks, by
-            // convention): a wait for the device's use by another
-            // process, not for the device to finish work. The other
-            // operations (try, release, test) return at once.
-            Command::wait("TENSTORRENT_IOCTL_LOCK_CTL", 0x0000_fa08)
-                .only_when(
-                    Field {
-                        name: "in.flags",
-                        offset: 4,
-                        width: 4,
-                    },
-                    &[LOCK_CTL_ACQUIRE_BLOCKING],
-                )
-                .argument("struct tenstorrent_lock_ctl"),
-        ],
-    }],
-);
+pub const VENDOR: Vendor = Vendor {
+    // tt-kmd registers hwmon `wormhole` or `blackhole` on the PCI
+    // function, with power in whole watts times a million and no energy
+    // counter.
+    energy: Energy {
+        hwmon_names: &["wormhole", "blackhole"],
+        sensors: &[Sensor::Power(Attribute::file("power1_input"))],
+        // A rough figure for an idle card, until the agent has measured
+        // the device idle itself.
+        idle_milliwatts: 20_000,
+    },
+    ..Vendor::of_char_devices(
+        "tenstorrent",
+        env!("CARGO_PKG_VERSION"),
+        &[CharDevice {
+            driver: "tenstorrent",
+            nodes: Nodes::Class("tenstorrent"),
+            entry: "tt_cdev_ioctl",
+            // tt_cdev_ioctl switches on the whole command.
+            key: CommandKey::Whole,
+            commands: &[
+                // allocates `requested_size` bytes of host memory the device
+                // reaches by DMA (dma_alloc_coherent); the size is an input
+                // the call keeps
+                Command::alloc("TENSTORRENT_IOCTL_ALLOCATE_DMA_BUF", 0x0000_fa03)
+                    .sized(Size::before("in.requested_size", 0, 4))
+                    .argument("struct tenstorrent_allocate_dma_buf"),
+                // pins `size` bytes of the caller's pages and maps them for
+                // the device's DMA (pin_user_pages, then the IOMMU mapping)
+                Command::alloc("TENSTORRENT_IOCTL_PIN_PAGES", 0x0000_fa07)
+                    .sized(Size::before("in.size", 16, 8))
+                    .argument("struct tenstorrent_pin_pages"),
+                // with ACQUIRE_BLOCKING, sleeps until another fd releases one
+                // of the device's resource locks (the ERISC cores' locks, by
+                // convention): a wait for the device's use by another
+                // process, not for the device to finish work. The other
+                // operations (try, release, test) return at once.
+                Command::wait("TENSTORRENT_IOCTL_LOCK_CTL", 0x0000_fa08)
+                    .only_when(
+                        Field {
+                            name: "in.flags",
+                            offset: 4,
+                            width: 4,
+                        },
+                        &[LOCK_CTL_ACQUIRE_BLOCKING],
+                    )
+                    .argument("struct tenstorrent_lock_ctl"),
+            ],
+        }],
+    )
+};
 
 kubenpu_sdk::export_vendor!(VENDOR);
 

@@ -5,7 +5,10 @@
 //! checks every entry against it.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Allocators, Ids, Ioctl, PciId, Product, Size, UsageNames, Vendor, drm};
+use kubenpu_sdk::{
+    Allocators, Attribute, Energy, Ids, Ioctl, PciId, Product, Sensor, Size, UsageNames, Vendor,
+    drm,
+};
 
 /// The vendor's table.
 pub const VENDOR: Vendor = Vendor {
@@ -54,6 +57,19 @@ pub const VENDOR: Vendor = Vendor {
         dra_drivers: &[("gpu.intel.com", Ids::DashedPciAddress)],
     },
     char_devices: &[],
+    // Channel 1 is the card, channel 2 the package (xe_hwmon's labels):
+    // Battlemage has both, DG2 and PVC only the package, DG1 neither. The
+    // card includes the package: never add them.
+    energy: Energy {
+        hwmon_names: &["xe"],
+        sensors: &[
+            Sensor::EnergyCounter(Attribute::labelled("energy1_input", "card")),
+            Sensor::EnergyCounter(Attribute::labelled("energy2_input", "pkg")),
+        ],
+        // A rough figure for an idle discrete card, until the agent has
+        // measured the device idle itself.
+        idle_milliwatts: 20_000,
+    },
 };
 
 kubenpu_sdk::export_vendor!(VENDOR);

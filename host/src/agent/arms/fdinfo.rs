@@ -1,16 +1,33 @@
 //! The fdinfo arm: on a timer, the counted cgroups' DRM clients are read
 //! from `/proc` on a blocking thread, one scan at a time, and the reader
-//! takes each scan when it is done.
+//! takes each scan when it is done. With `--energy`, the same thread reads
+//! the devices' sensors right after, so each interval's energy is divided
+//! by the engine time of the same span ([`crate::energy`]).
 
-use std::time::{Duration, Instant};
+use std::{
+    collections::{BTreeMap, HashMap},
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
+use kubenpu_sdk::Kind;
 use tokio::{sync::mpsc, time};
 
 use super::{Arm, timer};
-use crate::{agent::Agent, clock, fdinfo};
+use crate::{
+    agent::{Agent, log_line},
+    attribution::Owner,
+    clock, energy, fdinfo,
+};
 
-/// A scan and how long it took.
-type Scanned = (fdinfo::Scan, Duration);
+/// A scan, how long it took, and the devices' energy read after it.
+pub(in crate::agent) struct Scanned {
+    scan: fdinfo::Scan,
+    took: Duration,
+    /// With `--energy`: each device's reading, and when it was made
+    /// (CLOCK_BOOTTIME).
+    energy: Option<(Vec<(energy::Target, energy::Reading)>, Duration)>,
+}
 
 /// The scans' timer and their results; idle without `--fdinfo`.
 pub(in crate::agent) struct Scans {
@@ -57,10 +74,13 @@ impl Arm for Scans {
     fn take(&mut self, event: ScansEvent, agent: &mut Agent) {
         match event {
             ScansEvent::Due => self.reading = agent.read_fdinfo(self.done.clone()),
-            ScansEvent::Done((scan, took)) => {
+            ScansEvent::Done(scanned) => {
                 self.reading = false;
                 if let Some(reader) = &mut agent.fdinfo {
-                    reader.take(scan, took, clock::boottime());
+                    reader.take(scanned.scan, scanned.took, clock::boottime());
+                }
+                if let Some((readings, at)) = scanned.energy {
+                    agent.take_energy(readings, at);
                 }
             }
         }
@@ -91,11 +111,84 @@ impl Agent {
             }
         }
         let proc_root = reader.proc_root().to_owned();
+        let energy = self
+            .energy
+            .as_ref()
+            .map(|meter| (meter.sysfs_root().to_owned(), self.energy_targets(meter)));
         tokio::task::spawn_blocking(move || {
             let start = Instant::now();
             let scan = fdinfo::scan(&proc_root, &targets);
-            let _ = done.blocking_send((scan, start.elapsed()));
+            let took = start.elapsed();
+            let energy = energy.map(|(sysfs_root, targets)| {
+                let readings = energy::read(&sysfs_root, &targets);
+                (readings, clock::boottime())
+            });
+            let _ = done.blocking_send(Scanned { scan, took, energy });
         });
         true
+    }
+
+    /// The claimed devices whose vendors name an energy sensor.
+    fn energy_targets(&self, meter: &energy::Meter) -> Vec<energy::Target> {
+        self.table
+            .claimed()
+            .filter(|(_, vendor)| !vendor.description.energy.sensors.is_empty())
+            .map(|(device, vendor)| energy::Target {
+                device: fdinfo::DeviceLabels {
+                    device: device.name.as_str().into(),
+                    vendor: vendor.name().into(),
+                },
+                dir: device.sysfs_dir(meter.sysfs_root()),
+                energy: Arc::new(vendor.description.energy.clone()),
+            })
+            .collect()
+    }
+
+    /// Divides the intervals the devices' `readings` (made at `at`)
+    /// close: by the engine time the scan just taken credited, or the
+    /// counted call time, and among the holders the join knows now.
+    fn take_energy(&mut self, readings: Vec<(energy::Target, energy::Reading)>, at: Duration) {
+        let Some(meter) = &mut self.energy else {
+            return;
+        };
+        if let Some(reader) = &self.fdinfo {
+            meter.add_engine_time(reader.credited(|id| self.usage.owner(id)));
+        }
+        let counts = self.faults.check("energy", self.probe.counts(), log_line);
+        let mut holders: BTreeMap<Arc<str>, Vec<Owner>> = BTreeMap::new();
+        if let Some(counts) = &counts {
+            let mut call_ns: HashMap<(u64, Arc<str>), u64> = HashMap::new();
+            let mut devices = BTreeMap::new();
+            for counter in &counts.counters {
+                let Some(series) = self.usage.series(counter) else {
+                    continue;
+                };
+                if matches!(series.kind, Kind::Submit | Kind::Wait) {
+                    *call_ns
+                        .entry((counter.key.cgroup_id, series.device.clone()))
+                        .or_default() += counter.value.ns;
+                }
+                devices.insert(
+                    series.device.clone(),
+                    fdinfo::DeviceLabels {
+                        device: series.device,
+                        vendor: series.vendor,
+                    },
+                );
+            }
+            let owner = |id| self.usage.owner(id).cloned().unwrap_or_default();
+            meter.add_call_time(call_ns, &devices, owner);
+            if let Some(allocation) = &self.allocation {
+                for holder in allocation.view(&counts.counters, &self.usage).holders {
+                    let owners = holders.entry(holder.device).or_default();
+                    if !owners.contains(&holder.owner) {
+                        owners.push(holder.owner);
+                    }
+                }
+            }
+        }
+        for failure in meter.take(readings, at, &holders) {
+            log_line(failure);
+        }
     }
 }

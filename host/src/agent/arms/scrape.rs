@@ -63,6 +63,7 @@ impl Agent {
                 .fdinfo
                 .as_ref()
                 .map(|reader| reader.view(|id| self.usage.owner(id))),
+            energy: self.energy.as_ref().map(|meter| meter.view()),
             allocation: self
                 .allocation
                 .as_ref()

@@ -129,6 +129,8 @@ struct PluginRow<'a> {
     dra_drivers: BTreeMap<&'a str, &'static str>,
     /// Its character devices outside DRM, each with its table.
     char_devices: Vec<CharDeviceRow<'a>>,
+    /// Where its devices report their energy, the sensors best first.
+    energy: Option<String>,
 }
 
 /// One character device of a plugin as JSON.
@@ -212,7 +214,54 @@ fn plugin_row(plugin: &Plugin) -> PluginRow<'_> {
                     .collect(),
             })
             .collect(),
+        energy: energy_text(&d.energy),
     }
+}
+
+/// `hwmon xe: energy1_input (card), energy2_input (pkg); idle 30 W until
+/// measured`: where a vendor's devices report their energy, none if
+/// nowhere.
+fn energy_text(energy: &kubenpu_sdk::EnergySpec) -> Option<String> {
+    use kubenpu_sdk::SensorSpec;
+    if energy.sensors.is_empty() {
+        return None;
+    }
+    let attribute = |what: &str, a: &kubenpu_sdk::AttributeSpec| match &a.label {
+        Some(label) => format!("{what} {} ({label})", a.file),
+        None => format!("{what} {}", a.file),
+    };
+    let sensors: Vec<String> = energy
+        .sensors
+        .iter()
+        .map(|sensor| match sensor {
+            SensorSpec::EnergyCounter(a) => attribute("counter", a),
+            SensorSpec::Power(a) => attribute("power", a),
+            SensorSpec::Metrics(m) => format!(
+                "counter {} {}.{} at byte {} in 2^-{} J{}",
+                m.file,
+                m.format_revision,
+                m.content_revision,
+                m.offset,
+                m.unit_shift,
+                if m.wraps_at_32_bits {
+                    ", may wrap at 32 bits"
+                } else {
+                    ""
+                }
+            ),
+        })
+        .collect();
+    let mut text = String::new();
+    if !energy.hwmon_names.is_empty() {
+        let _ = write!(text, "hwmon {}: ", energy.hwmon_names.join("|"));
+    }
+    let _ = write!(
+        text,
+        "{}; idle {} W until measured",
+        sensors.join(", then "),
+        f64::from(energy.idle_milliwatts) / 1000.0
+    );
+    Some(text)
 }
 
 fn id_forms(allocators: &[(String, kubenpu_sdk::Ids)]) -> BTreeMap<&str, &'static str> {
@@ -252,6 +301,9 @@ pub fn plugins(plugins: &[Arc<Plugin>], format: Format) -> String {
             if !renames.is_empty() {
                 let _ = writeln!(out, "  {what}: {}", renames_text(renames));
             }
+        }
+        if let Some(energy) = &row.energy {
+            let _ = writeln!(out, "  energy: {energy}");
         }
         let rows = row.ioctls.iter().map(|i| {
             vec![

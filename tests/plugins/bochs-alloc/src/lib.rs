@@ -6,7 +6,7 @@
 //! hands out bochs displays.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Allocators, Ids, UsageNames, Vendor, drm};
+use kubenpu_sdk::{Allocators, Energy, Ids, UsageNames, Vendor, drm};
 
 /// The bochs display, counting dumb buffer allocations.
 pub const VENDOR: Vendor = Vendor {
@@ -25,6 +25,7 @@ pub const VENDOR: Vendor = Vendor {
         dra_drivers: &[("display.kubenpu.test", Ids::DashedPciAddress)],
     },
     char_devices: &[],
+    energy: Energy::NONE,
 };
 
 kubenpu_sdk::export_vendor!(VENDOR);

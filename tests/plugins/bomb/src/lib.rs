@@ -43,6 +43,10 @@ mod component {
         fn char_devices() -> kubenpu_sdk::guest::OwnedVec<kubenpu_sdk::guest::WitCharDevice> {
             OwnedVec::new()
         }
+
+        fn energy() -> kubenpu_sdk::guest::EnergySource {
+            kubenpu_sdk::guest::energy(&kubenpu_sdk::Energy::NONE)
+        }
     }
 
     kubenpu_sdk::export_component!(Bomb);

@@ -2,7 +2,7 @@
 //! reject it.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Allocators, Ioctl, UsageNames, Vendor, drm};
+use kubenpu_sdk::{Allocators, Energy, Ioctl, UsageNames, Vendor, drm};
 
 /// Two entries share nr 0x41 with different kinds.
 pub const VENDOR: Vendor = Vendor {
@@ -18,6 +18,7 @@ pub const VENDOR: Vendor = Vendor {
     usage_names: UsageNames::KERNEL,
     allocators: Allocators::NONE,
     char_devices: &[],
+    energy: Energy::NONE,
 };
 
 kubenpu_sdk::export_vendor!(VENDOR);

@@ -1,7 +1,7 @@
 //! A vendor that claims no driver: the agent must reject it.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Allocators, Ioctl, UsageNames, Vendor, drm};
+use kubenpu_sdk::{Allocators, Energy, Ioctl, UsageNames, Vendor, drm};
 
 /// An empty driver list.
 pub const VENDOR: Vendor = Vendor {
@@ -17,6 +17,7 @@ pub const VENDOR: Vendor = Vendor {
     usage_names: UsageNames::KERNEL,
     allocators: Allocators::NONE,
     char_devices: &[],
+    energy: Energy::NONE,
 };
 
 kubenpu_sdk::export_vendor!(VENDOR);

@@ -10,7 +10,7 @@ mod component {
     use alloc::{format, string::String, vec};
 
     use kubenpu_sdk::{
-        Allocators, Ioctl, UsageNames, Vendor, drm,
+        Allocators, Energy, Ioctl, UsageNames, Vendor, drm,
         guest::{self, AllocSize, Description, Device, Guest, OwnedString, OwnedVec, PciId},
     };
 
@@ -32,6 +32,7 @@ mod component {
         usage_names: UsageNames::KERNEL,
         allocators: Allocators::NONE,
         char_devices: &[],
+        energy: Energy::NONE,
     };
 
     struct Numbered;
@@ -69,6 +70,10 @@ mod component {
 
         fn char_devices() -> kubenpu_sdk::guest::OwnedVec<kubenpu_sdk::guest::WitCharDevice> {
             guest::char_devices(&VENDOR)
+        }
+
+        fn energy() -> kubenpu_sdk::guest::EnergySource {
+            guest::energy(&VENDOR.energy)
         }
     }
 

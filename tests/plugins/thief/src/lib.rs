@@ -2,7 +2,7 @@
 //! vendor already claims: the agent must reject it and keep the built-in.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Allocators, Ioctl, UsageNames, Vendor, drm};
+use kubenpu_sdk::{Allocators, Energy, Ioctl, UsageNames, Vendor, drm};
 
 /// Claims a driver that is taken.
 pub const VENDOR: Vendor = Vendor {
@@ -15,6 +15,7 @@ pub const VENDOR: Vendor = Vendor {
     usage_names: UsageNames::KERNEL,
     allocators: Allocators::NONE,
     char_devices: &[],
+    energy: Energy::NONE,
 };
 
 kubenpu_sdk::export_vendor!(VENDOR);

@@ -4,7 +4,7 @@
 //! counted for vgem change.
 #![cfg_attr(target_family = "wasm", no_std)]
 
-use kubenpu_sdk::{Allocators, Ioctl, UsageNames, Vendor, drm};
+use kubenpu_sdk::{Allocators, Energy, Ioctl, UsageNames, Vendor, drm};
 
 /// vgem, counting only `DRM_IOCTL_VGEM_FENCE_SIGNAL`.
 pub const VENDOR: Vendor = Vendor {
@@ -20,6 +20,7 @@ pub const VENDOR: Vendor = Vendor {
     usage_names: UsageNames::KERNEL,
     allocators: Allocators::NONE,
     char_devices: &[],
+    energy: Energy::NONE,
 };
 
 kubenpu_sdk::export_vendor!(VENDOR);

@@ -1,0 +1,487 @@
+//! Energy per pod (`--energy`): each device's joules, from the sensor its
+//! vendor's plugin names, divided among the containers that used and held
+//! it.
+//!
+//! The device's sensors are read right after each fdinfo scan, so an
+//! interval's energy and the engine time credited in it cover the same
+//! span. Over each interval between two readings:
+//! - the device's idle power times the interval is **idle** energy,
+//!   shared evenly by the containers the allocation join says hold the
+//!   device (empty pod labels where nobody does);
+//! - the rest is **active** energy, divided among the containers by the
+//!   engine time fdinfo credited them on the device or, for drivers that
+//!   print none, by the time their counted submit and wait calls took.
+//!
+//! The idle power is measured: the device's power over the last interval
+//! in which nobody used it; until there is one, the plugin's figure.
+//!
+//! [`read`] does the file I/O, on a blocking thread; [`Meter`] keeps the
+//! totals in the agent's loop.
+
+mod sensor;
+mod split;
+mod track;
+
+use std::{
+    collections::{BTreeMap, HashMap},
+    path::{Path, PathBuf},
+    sync::Arc,
+    time::Duration,
+};
+
+use kubenpu_sdk::EnergySpec;
+
+pub use sensor::Reading;
+pub use split::Share;
+pub use track::Sample;
+
+use crate::{attribution::Owner, fdinfo::DeviceLabels};
+use split::Interval;
+use track::Track;
+
+/// One device to read.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// The device.
+    pub device: DeviceLabels,
+    /// Its sysfs directory.
+    pub dir: PathBuf,
+    /// Where its vendor says its energy is.
+    pub energy: Arc<EnergySpec>,
+}
+
+/// Reads every target's sensor, with hwmon under `sysfs_root`.
+pub fn read(sysfs_root: &Path, targets: &[Target]) -> Vec<(Target, Reading)> {
+    targets
+        .iter()
+        .map(|target| {
+            let reading = sensor::read(sysfs_root, &target.dir, &target.energy);
+            (target.clone(), reading)
+        })
+        .collect()
+}
+
+/// How a device's active energy is divided among its users.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Rule {
+    /// By the engine time fdinfo credits each container.
+    EngineTime,
+    /// By the time each container's counted submit and wait calls took,
+    /// for drivers whose fdinfo has no engine time.
+    CallTime,
+}
+
+impl Rule {
+    /// The `rule` label.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Rule::EngineTime => "engine_time",
+            Rule::CallTime => "call_time",
+        }
+    }
+}
+
+/// What a device's energy comes from: the `source` label.
+fn source(sample: &Sample) -> &'static str {
+    match sample {
+        Sample::Counter { .. } => "energy",
+        Sample::Power { .. } => "power",
+    }
+}
+
+/// What is kept of one device.
+#[derive(Debug, Default)]
+struct Metered {
+    track: Track,
+    /// `energy` or `power`, once read.
+    source: Option<&'static str>,
+    /// Microjoules over every interval measured.
+    microjoules: u64,
+    /// The idle power measured, in watts, if it was.
+    measured_idle: Option<f64>,
+    /// The plugin's idle power, in watts.
+    default_idle: f64,
+    /// Engine seconds credited per container since the last reading.
+    engine_use: BTreeMap<Owner, f64>,
+    /// Call seconds per container since the last reading.
+    call_use: BTreeMap<Owner, f64>,
+    /// Whether fdinfo ever printed engine time for the device.
+    has_engine_time: bool,
+    /// The last failure, as logged once.
+    failed: Option<String>,
+}
+
+impl Metered {
+    fn rule(&self) -> Rule {
+        if self.has_engine_time {
+            Rule::EngineTime
+        } else {
+            Rule::CallTime
+        }
+    }
+
+    fn idle_watts(&self) -> f64 {
+        self.measured_idle.unwrap_or(self.default_idle)
+    }
+
+    /// The use added since the last reading, by the device's rule; the
+    /// accumulators start again.
+    fn take_use(&mut self) -> BTreeMap<Owner, f64> {
+        let engine_use = std::mem::take(&mut self.engine_use);
+        let call_use = std::mem::take(&mut self.call_use);
+        match self.rule() {
+            Rule::EngineTime => engine_use,
+            Rule::CallTime => call_use,
+        }
+    }
+}
+
+/// A per-pod energy series.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct EnergySeries {
+    /// The container charged; all empty for energy nobody held.
+    pub owner: Owner,
+    /// The device.
+    pub device: DeviceLabels,
+    /// Active or idle.
+    pub share: Share,
+}
+
+/// One device's energy as a scrape shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceEnergy {
+    /// The device.
+    pub device: DeviceLabels,
+    /// `energy` (a counter read) or `power` (integrated).
+    pub source: &'static str,
+    /// Joules over every interval measured.
+    pub joules: f64,
+    /// The idle power in use.
+    pub idle_watts: f64,
+    /// Whether it was measured, or is the plugin's figure.
+    pub idle_measured: bool,
+    /// How its active energy is divided.
+    pub rule: Rule,
+}
+
+/// What a scrape shows of the meter.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EnergyView {
+    /// Each device read at least once.
+    pub devices: Vec<DeviceEnergy>,
+    /// Joules per container, device and share.
+    pub shares: BTreeMap<EnergySeries, f64>,
+    /// Sensor reads that failed, since the agent started.
+    pub failed_reads: u64,
+}
+
+/// The meter's state in the agent's loop.
+#[derive(Debug)]
+pub struct Meter {
+    sysfs_root: PathBuf,
+    devices: BTreeMap<DeviceLabels, Metered>,
+    shares: BTreeMap<EnergySeries, u64>,
+    /// Call nanoseconds per cgroup and device, as last read.
+    call_ns: HashMap<(u64, Arc<str>), u64>,
+    failed_reads: u64,
+}
+
+impl Meter {
+    /// A meter of the hwmon directories under `sysfs_root`.
+    pub fn new(sysfs_root: PathBuf) -> Self {
+        Self {
+            sysfs_root,
+            devices: BTreeMap::new(),
+            shares: BTreeMap::new(),
+            call_ns: HashMap::new(),
+            failed_reads: 0,
+        }
+    }
+
+    /// The sysfs it reads.
+    pub fn sysfs_root(&self) -> &Path {
+        &self.sysfs_root
+    }
+
+    /// Adds one fdinfo scan's engine seconds, per container and device
+    /// (zero for clients on a device that prints engine time but was
+    /// idle).
+    pub fn add_engine_time(
+        &mut self,
+        credited: impl IntoIterator<Item = (Owner, DeviceLabels, f64)>,
+    ) {
+        for (owner, device, seconds) in credited {
+            let metered = self.devices.entry(device).or_default();
+            metered.has_engine_time = true;
+            *metered.engine_use.entry(owner).or_default() += seconds;
+        }
+    }
+
+    /// Adds the counted submit and wait time since the last call, from
+    /// the cumulative nanoseconds per cgroup and device in `call_ns`
+    /// (each cgroup's owner by `owner`).
+    pub fn add_call_time(
+        &mut self,
+        call_ns: HashMap<(u64, Arc<str>), u64>,
+        devices: &BTreeMap<Arc<str>, DeviceLabels>,
+        owner: impl Fn(u64) -> Owner,
+    ) {
+        for ((cgroup, device), &ns) in &call_ns {
+            let before = self.call_ns.get(&(*cgroup, device.clone())).copied();
+            // A cgroup seen for the first time: all of its calls are new,
+            // unless the agent has only just started reading.
+            let grown = ns.saturating_sub(before.unwrap_or(0));
+            if grown == 0 || (before.is_none() && self.call_ns.is_empty()) {
+                continue;
+            }
+            let Some(labels) = devices.get(device) else {
+                continue;
+            };
+            let metered = self.devices.entry(labels.clone()).or_default();
+            *metered.call_use.entry(owner(*cgroup)).or_default() += grown as f64 / 1e9;
+        }
+        self.call_ns = call_ns;
+    }
+
+    /// Takes the devices' readings made at `at` (CLOCK_BOOTTIME): each
+    /// interval a reading closes is divided with the use added since and
+    /// the holders of each device now (by device name). Returns the
+    /// failures to log: once per device until it reads again.
+    pub fn take(
+        &mut self,
+        readings: Vec<(Target, Reading)>,
+        at: Duration,
+        holders: &BTreeMap<Arc<str>, Vec<Owner>>,
+    ) -> Vec<String> {
+        let mut failures = Vec::new();
+        for (target, reading) in readings {
+            let metered = self.devices.entry(target.device.clone()).or_default();
+            metered.default_idle = f64::from(target.energy.idle_milliwatts) / 1000.0;
+            let sample = match reading {
+                Reading::Read(sample) => sample,
+                // The interval goes on to the next reading, and so does
+                // the use added in it.
+                Reading::Skipped => continue,
+                Reading::Absent => {
+                    metered.take_use();
+                    continue;
+                }
+                Reading::Failed(why) => {
+                    self.failed_reads += 1;
+                    if metered.failed.as_ref() != Some(&why) {
+                        failures.push(format!(
+                            "energy: cannot read device {}'s sensor ({why}); its energy is not measured until it reads again",
+                            target.device.device
+                        ));
+                        metered.failed = Some(why);
+                    }
+                    continue;
+                }
+            };
+            metered.failed = None;
+            metered.source = Some(source(&sample));
+            let closed = metered.track.take(sample, at);
+            let use_by = metered.take_use();
+            // The first reading is a baseline: the use before it is not
+            // divided.
+            let Some((microjoules, span)) = closed else {
+                continue;
+            };
+            let seconds = span.as_secs_f64();
+            let idle = use_by.values().all(|used| *used <= 0.0);
+            if idle && seconds > 0.0 {
+                metered.measured_idle = Some(microjoules as f64 / 1e6 / seconds);
+            }
+            let interval = Interval {
+                microjoules,
+                seconds,
+                idle_watts: metered.idle_watts(),
+                use_by: &use_by,
+                holders: holders
+                    .get(&target.device.device)
+                    .map_or(&[][..], Vec::as_slice),
+            };
+            metered.microjoules += microjoules;
+            for ((owner, share), microjoules) in split::split(&interval) {
+                let series = EnergySeries {
+                    owner,
+                    device: target.device.clone(),
+                    share,
+                };
+                *self.shares.entry(series).or_default() += microjoules;
+            }
+        }
+        failures
+    }
+
+    /// The totals as a scrape shows them.
+    pub fn view(&self) -> EnergyView {
+        EnergyView {
+            devices: self
+                .devices
+                .iter()
+                .filter_map(|(device, metered)| {
+                    Some(DeviceEnergy {
+                        device: device.clone(),
+                        source: metered.source?,
+                        joules: metered.microjoules as f64 / 1e6,
+                        idle_watts: metered.idle_watts(),
+                        idle_measured: metered.measured_idle.is_some(),
+                        rule: metered.rule(),
+                    })
+                })
+                .collect(),
+            shares: self
+                .shares
+                .iter()
+                .map(|(series, microjoules)| (series.clone(), *microjoules as f64 / 1e6))
+                .collect(),
+            failed_reads: self.failed_reads,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn owner(pod: &str) -> Owner {
+        Owner {
+            namespace: "ml".into(),
+            pod: pod.into(),
+            container: "main".into(),
+        }
+    }
+
+    fn gpu() -> DeviceLabels {
+        DeviceLabels {
+            device: "0000:03:00.0".into(),
+            vendor: "xe".into(),
+        }
+    }
+
+    fn target(idle_milliwatts: u32) -> Target {
+        Target {
+            device: gpu(),
+            dir: PathBuf::from("/sys/bus/pci/devices/0000:03:00.0"),
+            energy: Arc::new(EnergySpec {
+                idle_milliwatts,
+                ..EnergySpec::default()
+            }),
+        }
+    }
+
+    fn joules(view: &EnergyView, pod: &str, share: Share) -> f64 {
+        let owner = if pod.is_empty() {
+            Owner::default()
+        } else {
+            owner(pod)
+        };
+        view.shares
+            .get(&EnergySeries {
+                owner,
+                device: gpu(),
+                share,
+            })
+            .copied()
+            .unwrap_or(0.0)
+    }
+
+    fn counter(joules: u64) -> Reading {
+        Reading::Read(Sample::Counter {
+            microjoules: joules * 1_000_000,
+            wraps_at: None,
+        })
+    }
+
+    const SECOND: Duration = Duration::from_secs(1);
+
+    #[test]
+    fn engine_time_divides_the_active_energy_and_holders_share_the_idle() {
+        let mut meter = Meter::new(PathBuf::from("/sys"));
+        let holders = [(gpu().device, vec![owner("a"), owner("b"), owner("idle")])].into();
+        meter.take(vec![(target(20_000), counter(1_000))], SECOND, &holders);
+        // 10 s, 1000 J, 20 W idle: 200 J idle among three holders, 800 J
+        // active at 3:1.
+        meter.add_engine_time([
+            (owner("a"), gpu(), 6.0),
+            (owner("b"), gpu(), 2.0),
+            (owner("idle"), gpu(), 0.0),
+        ]);
+        meter.take(
+            vec![(target(20_000), counter(2_000))],
+            11 * SECOND,
+            &holders,
+        );
+        let view = meter.view();
+        assert_eq!(joules(&view, "a", Share::Active), 600.0);
+        assert_eq!(joules(&view, "b", Share::Active), 200.0);
+        for pod in ["a", "b", "idle"] {
+            assert!((joules(&view, pod, Share::Idle) - 200.0 / 3.0).abs() < 1e-6);
+        }
+        assert_eq!(joules(&view, "idle", Share::Active), 0.0);
+        let device = &view.devices[0];
+        assert_eq!((device.joules, device.source), (1_000.0, "energy"));
+        assert_eq!((device.idle_watts, device.idle_measured), (20.0, false));
+        assert_eq!(device.rule, Rule::EngineTime);
+        let charged: f64 = view.shares.values().sum();
+        assert!((charged - device.joules).abs() < 1e-6);
+    }
+
+    #[test]
+    fn an_interval_nobody_used_measures_the_idle_power() {
+        let mut meter = Meter::new(PathBuf::from("/sys"));
+        let none = BTreeMap::new();
+        meter.take(vec![(target(20_000), counter(1_000))], SECOND, &none);
+        meter.add_engine_time([(owner("a"), gpu(), 0.0)]);
+        // 150 J over 10 s with no engine time: 15 W, all idle, nobody
+        // holding it.
+        meter.take(vec![(target(20_000), counter(1_150))], 11 * SECOND, &none);
+        let view = meter.view();
+        assert_eq!(joules(&view, "", Share::Idle), 150.0);
+        assert_eq!(view.devices[0].idle_watts, 15.0);
+        assert!(view.devices[0].idle_measured);
+    }
+
+    #[test]
+    fn without_engine_time_the_counted_call_time_divides_it() {
+        let mut meter = Meter::new(PathBuf::from("/sys"));
+        let devices = [(gpu().device, gpu())].into();
+        let by_cgroup = |id| owner(if id == 1 { "a" } else { "b" });
+        let calls = |a: u64, b: u64| [((1, gpu().device), a), ((2, gpu().device), b)].into();
+        let none = BTreeMap::new();
+        // The first reading of the counters is their baseline.
+        meter.add_call_time(calls(5_000_000_000, 0), &devices, by_cgroup);
+        meter.take(vec![(target(0), counter(100))], SECOND, &none);
+        meter.add_call_time(calls(6_000_000_000, 3_000_000_000), &devices, by_cgroup);
+        meter.take(vec![(target(0), counter(500))], 5 * SECOND, &none);
+        let view = meter.view();
+        assert_eq!(view.devices[0].rule, Rule::CallTime);
+        assert_eq!(joules(&view, "a", Share::Active), 100.0);
+        assert_eq!(joules(&view, "b", Share::Active), 300.0);
+    }
+
+    #[test]
+    fn a_failed_read_is_said_once_and_the_interval_goes_on() {
+        let mut meter = Meter::new(PathBuf::from("/sys"));
+        let none = BTreeMap::new();
+        let failed = || Reading::Failed("energy1_input: Input/output error".into());
+        meter.take(vec![(target(0), counter(10))], SECOND, &none);
+        assert_eq!(
+            meter
+                .take(vec![(target(0), failed())], 2 * SECOND, &none)
+                .len(),
+            1
+        );
+        assert!(
+            meter
+                .take(vec![(target(0), failed())], 3 * SECOND, &none)
+                .is_empty()
+        );
+        meter.take(vec![(target(0), counter(40))], 4 * SECOND, &none);
+        let view = meter.view();
+        assert_eq!(view.failed_reads, 2);
+        assert_eq!(view.devices[0].joules, 30.0);
+        assert_eq!(joules(&view, "", Share::Idle), 30.0);
+    }
+}

@@ -1,0 +1,74 @@
+//! The energy meter's families (`--energy`): each device's joules, their
+//! division among pods, and the idle power the division uses.
+
+use prometheus_client::{
+    encoding::{DescriptorEncoder, EncodeMetric},
+    metrics::{MetricType, counter::ConstCounter, gauge::ConstGauge},
+};
+
+use crate::energy::EnergyView;
+
+/// Encodes `view`'s families.
+pub fn encode(view: &EnergyView, encoder: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
+    let mut family = encoder.encode_descriptor(
+        "kubenpu_device_energy_joules",
+        "The device's energy since the agent started reading it: source=\"energy\" from the hwmon or firmware counter, source=\"power\" from power integrated between reads (an estimate, at the fdinfo interval).",
+        None,
+        MetricType::Counter,
+    )?;
+    for device in &view.devices {
+        let labels = [
+            ("device", &*device.device.device),
+            ("vendor", &*device.device.vendor),
+            ("source", device.source),
+        ];
+        ConstCounter::new(device.joules).encode(family.encode_family(&labels)?)?;
+    }
+
+    let mut family = encoder.encode_descriptor(
+        "kubenpu_energy_joules",
+        "The device's energy charged to the pod: kind=\"active\", the energy above idle power, by the pod's engine time (or counted call time, for drivers without engine time in fdinfo); kind=\"idle\", idle power shared evenly by the pods holding the device (empty pod labels where nobody holds it). Over a device, the pods' joules add up to kubenpu_device_energy_joules_total.",
+        None,
+        MetricType::Counter,
+    )?;
+    for (series, joules) in &view.shares {
+        let labels = [
+            ("pod", series.owner.pod.as_str()),
+            ("namespace", series.owner.namespace.as_str()),
+            ("container", series.owner.container.as_str()),
+            ("device", &*series.device.device),
+            ("vendor", &*series.device.vendor),
+            ("kind", series.share.as_str()),
+        ];
+        ConstCounter::new(*joules).encode(family.encode_family(&labels)?)?;
+    }
+
+    let mut family = encoder.encode_descriptor(
+        "kubenpu_device_idle_watts",
+        "The idle power the division uses: method=\"measured\", the device's power over the last interval nobody used it; method=\"plugin\", the vendor plugin's figure, until then. rule says how the active energy is divided: engine_time or call_time.",
+        None,
+        MetricType::Gauge,
+    )?;
+    for device in &view.devices {
+        let method = if device.idle_measured {
+            "measured"
+        } else {
+            "plugin"
+        };
+        let labels = [
+            ("device", &*device.device.device),
+            ("vendor", &*device.device.vendor),
+            ("method", method),
+            ("rule", device.rule.as_str()),
+        ];
+        ConstGauge::new(device.idle_watts).encode(family.encode_family(&labels)?)?;
+    }
+
+    ConstCounter::new(view.failed_reads).encode(encoder.encode_descriptor(
+        "kubenpu_energy_failed_reads",
+        "Reads of a device's energy sensor that failed; each device's failure is logged once until it reads again.",
+        None,
+        MetricType::Counter,
+    )?)?;
+    Ok(())
+}
