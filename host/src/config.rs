@@ -292,6 +292,10 @@ mod tests {
             let text = error(&args);
             assert!(text.contains("--fdinfo"), "{text}");
         }
+        // The energy meter divides by the reader's engine time.
+        let text = error(&["--energy"]);
+        assert!(text.contains("--fdinfo"), "{text}");
+        assert!(AgentConfig::try_parse_from(["kubenpu-agent", "--fdinfo", "--energy"]).is_ok());
         let config =
             AgentConfig::try_parse_from(["kubenpu-agent", "--fdinfo", "--fdinfo-interval", "5s"]);
         assert_eq!(config.unwrap().fdinfo_interval, Duration::from_secs(5));

@@ -4,7 +4,9 @@
 //! join) for `kubenpuctl allocations`, `/api/v1/policy` (the rules in
 //! force and their verdicts) for `kubenpuctl policy`, and
 //! `/api/v1/placement` (the placement in force and what would fix each
-//! container's) for `kubenpuctl placement`.
+//! container's) for `kubenpuctl placement`, and `/api/v1/energy` (each
+//! device's joules and their division among pods) for `kubenpuctl
+//! energy`.
 //!
 //! The server owns no state: each request asks the agent's loop for a
 //! fresh [`Snapshot`], so what is served is read from the kernel at
@@ -33,6 +35,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::{
     attribution::Owner,
+    energy::Share,
     metrics::{self, Format, Snapshot},
     placement::advice,
     policy::{self, rules},
@@ -574,6 +577,111 @@ impl PlacementReport {
     }
 }
 
+/// The body of `/api/v1/energy`: each device's energy and how it is
+/// measured and divided, and each container's share.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EnergyReport {
+    /// Whether the agent meters energy at all (`--energy`).
+    pub present: bool,
+    /// One row per device read.
+    pub devices: Vec<EnergyDeviceRow>,
+    /// One row per container and device charged.
+    pub containers: Vec<EnergyRow>,
+    /// Sensor reads that failed.
+    pub failed_reads: u64,
+}
+
+/// One device in `/api/v1/energy`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EnergyDeviceRow {
+    /// The device.
+    pub device: String,
+    /// Its vendor.
+    pub vendor: String,
+    /// `energy` (a counter) or `power` (integrated).
+    pub source: String,
+    /// Its joules since the agent started reading it.
+    pub joules: f64,
+    /// The idle power in use.
+    pub idle_watts: f64,
+    /// `measured` or `plugin`.
+    pub idle_method: String,
+    /// How its active energy is divided: `engine_time` or `call_time`.
+    pub rule: String,
+}
+
+/// One container's energy on one device in `/api/v1/energy`; empty pod
+/// names for the idle energy of a device nobody holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EnergyRow {
+    /// The pod's namespace.
+    pub namespace: String,
+    /// The pod.
+    pub pod: String,
+    /// The container.
+    pub container: String,
+    /// The device.
+    pub device: String,
+    /// Joules above idle power, by its use.
+    pub active_joules: f64,
+    /// Its share of the idle power, as a holder.
+    pub idle_joules: f64,
+}
+
+impl EnergyReport {
+    /// The report of `snapshot`.
+    fn of(snapshot: Snapshot) -> Self {
+        let Some(view) = snapshot.energy else {
+            return Self::default();
+        };
+        let devices = view
+            .devices
+            .iter()
+            .map(|d| EnergyDeviceRow {
+                device: d.device.device.to_string(),
+                vendor: d.device.vendor.to_string(),
+                source: d.source.to_owned(),
+                joules: d.joules,
+                idle_watts: d.idle_watts,
+                idle_method: if d.idle_measured {
+                    "measured"
+                } else {
+                    "plugin"
+                }
+                .to_owned(),
+                rule: d.rule.as_str().to_owned(),
+            })
+            .collect();
+        let mut containers: BTreeMap<(Owner, String), (f64, f64)> = BTreeMap::new();
+        for (series, joules) in &view.shares {
+            let key = (series.owner.clone(), series.device.device.to_string());
+            let row = containers.entry(key).or_default();
+            match series.share {
+                Share::Active => row.0 += joules,
+                Share::Idle => row.1 += joules,
+            }
+        }
+        Self {
+            present: true,
+            devices,
+            containers: containers
+                .into_iter()
+                .map(
+                    |((owner, device), (active_joules, idle_joules))| EnergyRow {
+                        namespace: owner.namespace,
+                        pod: owner.pod,
+                        container: owner.container,
+                        device,
+                        active_joules,
+                        idle_joules,
+                    },
+                )
+                .collect(),
+            failed_reads: view.failed_reads,
+        }
+    }
+}
+
 fn strings(names: Vec<&str>) -> Vec<String> {
     names.into_iter().map(str::to_owned).collect()
 }
@@ -600,6 +708,7 @@ pub async fn serve(
         .route("/api/v1/allocations", get(allocations))
         .route("/api/v1/policy", get(policy))
         .route("/api/v1/placement", get(placement))
+        .route("/api/v1/energy", get(energy))
         .with_state(Shared { queries, ready });
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
@@ -659,6 +768,10 @@ async fn policy(State(shared): State<Shared>) -> Response {
 
 async fn placement(State(shared): State<Shared>) -> Response {
     report(&shared, PlacementReport::of).await
+}
+
+async fn energy(State(shared): State<Shared>) -> Response {
+    report(&shared, EnergyReport::of).await
 }
 
 /// A fresh snapshot, as JSON in the shape `of` gives it.

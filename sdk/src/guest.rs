@@ -19,6 +19,7 @@ wit_bindgen::generate!({
 });
 
 pub use alloc::{string::String as OwnedString, vec::Vec as OwnedVec};
+pub use kubenpu::vendor::char_devices::CharDevice as WitCharDevice;
 use kubenpu::vendor::{
     allocation::{Allocator as WitAllocator, Ids as WitIds},
     char_devices::{
@@ -29,7 +30,6 @@ use kubenpu::vendor::{
     types::{Field as WitField, Ioctl as WitIoctl, Kind as WitKind, Phase as WitPhase, Selector},
     usage::Rename,
 };
-pub use kubenpu::vendor::char_devices::CharDevice as WitCharDevice;
 
 /// The allocator plugins use: no_std components bring their own.
 pub use dlmalloc::GlobalDlmalloc as Allocator;

@@ -13,7 +13,8 @@
 //!   print none, by the time their counted submit and wait calls took.
 //!
 //! The idle power is measured: the device's power over the last interval
-//! in which nobody used it; until there is one, the plugin's figure.
+//! in which nobody used it and its energy grew; until there is one, the
+//! plugin's figure.
 //!
 //! [`read`] does the file I/O, on a blocking thread; [`Meter`] keeps the
 //! totals in the agent's loop.
@@ -288,8 +289,11 @@ impl Meter {
                 continue;
             };
             let seconds = span.as_secs_f64();
+            // An interval nobody used is how the device idles; one whose
+            // counter did not move tells nothing of it (a sleeping device,
+            // a counter the driver updates seldom).
             let idle = use_by.values().all(|used| *used <= 0.0);
-            if idle && seconds > 0.0 {
+            if idle && seconds > 0.0 && microjoules > 0 {
                 metered.measured_idle = Some(microjoules as f64 / 1e6 / seconds);
             }
             let interval = Interval {
@@ -343,15 +347,7 @@ impl Meter {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
-    fn owner(pod: &str) -> Owner {
-        Owner {
-            namespace: "ml".into(),
-            pod: pod.into(),
-            container: "main".into(),
-        }
-    }
+    use super::{split::tests::owner, *};
 
     fn gpu() -> DeviceLabels {
         DeviceLabels {
@@ -433,10 +429,13 @@ mod tests {
         let mut meter = Meter::new(PathBuf::from("/sys"));
         let none = BTreeMap::new();
         meter.take(vec![(target(20_000), counter(1_000))], SECOND, &none);
+        // A counter that did not move measures nothing.
+        meter.take(vec![(target(20_000), counter(1_000))], 2 * SECOND, &none);
+        assert!(!meter.view().devices[0].idle_measured);
         meter.add_engine_time([(owner("a"), gpu(), 0.0)]);
         // 150 J over 10 s with no engine time: 15 W, all idle, nobody
         // holding it.
-        meter.take(vec![(target(20_000), counter(1_150))], 11 * SECOND, &none);
+        meter.take(vec![(target(20_000), counter(1_150))], 12 * SECOND, &none);
         let view = meter.view();
         assert_eq!(joules(&view, "", Share::Idle), 150.0);
         assert_eq!(view.devices[0].idle_watts, 15.0);

@@ -124,10 +124,11 @@ fn apportion<'a>(total: u64, weights: &[(&'a Owner, f64)]) -> Vec<(&'a Owner, u6
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn owner(pod: &str) -> Owner {
+    /// Container `main` of pod `pod` in namespace `ml`.
+    pub(in crate::energy) fn owner(pod: &str) -> Owner {
         Owner {
             namespace: "ml".into(),
             pod: pod.into(),

@@ -79,6 +79,11 @@ pub struct Scan {
 /// Visits the processes of `targets.cgroups` in the `/proc` at
 /// `proc_root`.
 pub fn scan(proc_root: &Path, targets: &Targets) -> Scan {
+    // Resolved once: a root that is a link swapped whole (a test's
+    // fixture) is read as one.
+    let proc_root = &proc_root
+        .canonicalize()
+        .unwrap_or_else(|_| proc_root.to_owned());
     let mut scan = Scan::default();
     for (cgroup, dir) in &targets.cgroups {
         let Ok(procs) = fs::read_to_string(dir.join("cgroup.procs")) else {

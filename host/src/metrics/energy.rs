@@ -72,3 +72,73 @@ pub fn encode(view: &EnergyView, encoder: &mut DescriptorEncoder) -> Result<(), 
     )?)?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{
+        attribution::Owner,
+        energy::{DeviceEnergy, EnergySeries, EnergyView, Rule, Share},
+        fdinfo::DeviceLabels,
+        metrics::{Format, Snapshot, render},
+    };
+
+    #[test]
+    fn the_meters_families_have_the_device_and_pod_labels() {
+        let device = DeviceLabels {
+            device: "0000:03:00.0".into(),
+            vendor: "xe".into(),
+        };
+        let owner = Owner {
+            namespace: "ml".into(),
+            pod: "train".into(),
+            container: "main".into(),
+        };
+        let view = EnergyView {
+            devices: vec![DeviceEnergy {
+                device: device.clone(),
+                source: "energy",
+                joules: 1000.0,
+                idle_watts: 20.0,
+                idle_measured: false,
+                rule: Rule::EngineTime,
+            }],
+            shares: [
+                (
+                    EnergySeries {
+                        owner,
+                        device: device.clone(),
+                        share: Share::Active,
+                    },
+                    800.0,
+                ),
+                (
+                    EnergySeries {
+                        owner: Owner::default(),
+                        device,
+                        share: Share::Idle,
+                    },
+                    200.0,
+                ),
+            ]
+            .into(),
+            failed_reads: 3,
+        };
+        let snapshot = Snapshot {
+            energy: Some(view),
+            ..Snapshot::default()
+        };
+        let text = render(snapshot, Format::Text);
+        for line in [
+            r#"kubenpu_device_energy_joules_total{device="0000:03:00.0",vendor="xe",source="energy"} 1000.0"#,
+            r#"kubenpu_energy_joules_total{pod="train",namespace="ml",container="main",device="0000:03:00.0",vendor="xe",kind="active"} 800.0"#,
+            r#"kubenpu_energy_joules_total{pod="",namespace="",container="",device="0000:03:00.0",vendor="xe",kind="idle"} 200.0"#,
+            r#"kubenpu_device_idle_watts{device="0000:03:00.0",vendor="xe",method="plugin",rule="engine_time"} 20.0"#,
+            "kubenpu_energy_failed_reads_total 3",
+        ] {
+            assert!(text.lines().any(|l| l == line), "no {line:?} in\n{text}");
+        }
+        // Without --energy, none of its families.
+        let text = render(Snapshot::default(), Format::Text);
+        assert!(!text.contains("energy"), "{text}");
+    }
+}

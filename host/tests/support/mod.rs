@@ -38,7 +38,7 @@ use std::{
 };
 
 /// The crates under `tests/plugins`, by directory name.
-pub const TEST_PLUGINS: [&str; 15] = [
+pub const TEST_PLUGINS: [&str; 16] = [
     "acme",
     "bochs-alloc",
     "bomb",
@@ -54,6 +54,7 @@ pub const TEST_PLUGINS: [&str; 15] = [
     "spin",
     "thief",
     "vgem-alt",
+    "virtio-energy",
 ];
 
 /// The component of the built-in vendor `name`.

@@ -1,6 +1,6 @@
 //! `bench-tables DIR`: reads what scripts/bench measured into DIR
 //! (`hooks.txt`, `lsm.txt`, `numa.txt`, `policy.txt`, `chardev.txt`, `placement.txt`, `footprint.txt`, `churn.txt`,
-//! `scaling.txt`, `contention.txt`, `scrape.txt`, `plugins.txt`)
+//! `scaling.txt`, `contention.txt`, `scrape.txt`, `energy.txt`, `plugins.txt`)
 //! and prints
 //! BENCHMARKS.md's tables in Markdown: medians with the spread over rounds,
 //! and the ratios the targets are stated in.
@@ -15,7 +15,7 @@ fn main() -> anyhow::Result<()> {
         .nth(1)
         .ok_or_else(|| anyhow::anyhow!("usage: bench-tables DIR"))?;
     type Section = fn(&str) -> anyhow::Result<String>;
-    let sections: [(&str, Section); 12] = [
+    let sections: [(&str, Section); 13] = [
         ("hooks.txt", sections::hooks),
         ("lsm.txt", sections::lsm_exactness),
         ("numa.txt", sections::numa),
@@ -27,6 +27,7 @@ fn main() -> anyhow::Result<()> {
         ("scaling.txt", sections::scaling),
         ("contention.txt", sections::contention),
         ("scrape.txt", sections::scrape),
+        ("energy.txt", sections::energy),
         ("plugins.txt", sections::plugins),
     ];
     // A benchmark run alone (one script of scripts/bench, in the VM by

@@ -278,20 +278,20 @@ pub fn churn(text: &str) -> Result<String> {
     Ok(out)
 }
 
-/// criterion's estimates for the two halves of a scrape: the map read
-/// (`map_read/counts/N`) and the render (`render/FORMAT/N`).
-pub fn scrape(text: &str) -> Result<String> {
-    let mut estimates: BTreeMap<(u32, String), String> = BTreeMap::new();
-    let mut id: Option<(u32, String)> = None;
+/// criterion's estimates in `text` for the benchmarks of `groups`, by id
+/// (`group/function/parameter`): the median and the 95 % interval, as
+/// criterion prints them, on the id's line or the next.
+fn criterion_estimates(text: &str, groups: &[&str]) -> BTreeMap<String, String> {
+    let mut estimates = BTreeMap::new();
+    let mut id: Option<&str> = None;
     for line in text.lines() {
         let line = line.trim();
         let name = line.split_whitespace().next().unwrap_or("");
-        if let [group @ ("render" | "map_read"), column, series] =
-            name.split('/').collect::<Vec<_>>()[..]
+        if name.split('/').count() == 3 && groups.iter().any(|g| name.starts_with(&format!("{g}/")))
         {
-            id = Some((number(series)? as u32, format!("{group}/{column}")));
+            id = Some(name);
         }
-        if let (Some(key), Some(times)) = (&id, line.split("time:").nth(1)) {
+        if let (Some(key), Some(times)) = (id, line.split("time:").nth(1)) {
             let values: Vec<&str> = times
                 .trim()
                 .trim_matches(['[', ']'])
@@ -299,12 +299,23 @@ pub fn scrape(text: &str) -> Result<String> {
                 .collect();
             if let [low, low_unit, mid, mid_unit, high, high_unit] = values[..] {
                 estimates.insert(
-                    key.clone(),
+                    key.to_owned(),
                     format!("{mid} {mid_unit} ({low} {low_unit} – {high} {high_unit})"),
                 );
             }
             id = None;
         }
+    }
+    estimates
+}
+
+/// criterion's estimates for the two halves of a scrape: the map read
+/// (`map_read/counts/N`) and the render (`render/FORMAT/N`).
+pub fn scrape(text: &str) -> Result<String> {
+    let mut estimates: BTreeMap<(u32, String), String> = BTreeMap::new();
+    for (id, estimate) in criterion_estimates(text, &["render", "map_read"]) {
+        let (column, series) = id.rsplit_once('/').expect("three parts");
+        estimates.insert((number(series)? as u32, column.to_owned()), estimate);
     }
     if estimates.is_empty() {
         bail!("no criterion estimates in scrape.txt");
@@ -330,6 +341,34 @@ pub fn scrape(text: &str) -> Result<String> {
     }
     out.push('\n');
     Ok(out)
+}
+
+/// criterion's estimates for one interval of energy per pod: reading the
+/// devices' sensors (`energy/read/DEVICES`) and dividing the interval
+/// among the pods (`energy/divide/PODS`).
+pub fn energy(text: &str) -> Result<String> {
+    let estimates = criterion_estimates(text, &["energy"]);
+    let find = |function: &str| {
+        estimates
+            .iter()
+            .find(|(id, _)| id.starts_with(&format!("energy/{function}/")))
+            .map(|(id, estimate)| (id.rsplit('/').next().unwrap_or_default(), estimate))
+            .ok_or_else(|| anyhow::anyhow!("no energy/{function} estimate in energy.txt"))
+    };
+    let (devices, read) = find("read")?;
+    let (pods, divide) = find("divide")?;
+    Ok(format!(
+        "### Energy per pod: one interval
+
+criterion's median estimate (95 % interval), on one core, for {devices} devices (xe's labelled counters, i915's counter, amdgpu's power, in a fixture sysfs) and {pods} pods sharing them (each using one device and holding it).
+
+| part of an interval | time |
+|---|---:|
+| reading the {devices} devices' sensors | {read} |
+| dividing the interval among the {pods} pods | {divide} |
+
+"
+    ))
 }
 
 /// The counters map's read by vCPU count (`map_read CPUS KEYS MEDIAN_US
@@ -699,8 +738,8 @@ pub fn plugins(text: &str) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::{
-        chardev, churn, contention, footprint, hooks, lsm_exactness, numa, placement, policy,
-        scaling, scrape,
+        chardev, churn, contention, energy, footprint, hooks, lsm_exactness, numa, placement,
+        policy, scaling, scrape,
     };
 
     #[test]
@@ -904,6 +943,28 @@ mod tests {
             "{out}"
         );
         assert!(out.contains("| 1 | 1000 | 500000 | 1000 | 0 |"), "{out}");
+    }
+
+    #[test]
+    fn energy_estimates_become_one_table() {
+        let out = energy(
+            "Benchmarking energy/read/8: Analyzing
+energy/read/8           time:   [1.0074 ms 1.0291 ms 1.0528 ms]
+energy/divide/100
+                        time:   [77.147 µs 80.607 µs 84.205 µs]",
+        )
+        .unwrap();
+        assert!(
+            out.contains("| reading the 8 devices' sensors | 1.0291 ms (1.0074 ms – 1.0528 ms) |"),
+            "{out}"
+        );
+        assert!(
+            out.contains(
+                "| dividing the interval among the 100 pods | 80.607 µs (77.147 µs – 84.205 µs) |"
+            ),
+            "{out}"
+        );
+        assert!(energy("energy/read/8 time: [1 ms 2 ms 3 ms]").is_err());
     }
 
     #[test]

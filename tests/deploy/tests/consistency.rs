@@ -106,15 +106,22 @@ fn the_options_install_the_same_agent_everywhere() {
             "policy.mode=audit",
             "--set",
             "fdinfo.enabled=true",
+            "--set",
+            "energy.enabled=true",
         ],
     )
     .unwrap();
-    let kustomize = kustomize(&tools, &["servicemonitor", "accel", "policy", "fdinfo"]).unwrap();
+    let kustomize = kustomize(
+        &tools,
+        &["servicemonitor", "accel", "policy", "fdinfo", "energy"],
+    )
+    .unwrap();
     let tanka = tanka(&json!({
         "serviceMonitor": {"enabled": true},
         "accel": {"enabled": true},
         "policy": {"mode": "audit"},
         "fdinfo": {"enabled": true},
+        "energy": {"enabled": true},
     }))
     .unwrap();
     assert_same_as_helm(
@@ -128,6 +135,8 @@ fn the_options_install_the_same_agent_everywhere() {
         "--policy=audit",
         "--policy-lease=5m",
         "--policy-file=/etc/kubenpu/policy/policy.yaml",
+        "--fdinfo",
+        "--energy",
     ] {
         assert!(args.contains(&json!(arg)), "{arg}: {pod}");
     }
@@ -196,6 +205,22 @@ fn without_the_allocation_join_nothing_of_kubelets_is_mounted() {
     .to_string();
     assert!(
         refused.contains("policy.mode needs allocation.enabled"),
+        "{refused}"
+    );
+    // The energy meter divides by the fdinfo reader's engine time: alone,
+    // it is one line from both.
+    let refused = helm(&tools, &["--set", "energy.enabled=true"])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains("energy.enabled needs fdinfo.enabled"),
+        "{refused}"
+    );
+    let refused = kubenpu_deploy::tanka(&json!({"energy": {"enabled": true}}))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains("energy.enabled needs fdinfo.enabled"),
         "{refused}"
     );
     let pod = &agent(&helm(&tools, &[]).unwrap())["pod"];

@@ -15,7 +15,7 @@ fn path(relative: &str) -> String {
 fn alert_rules_parse_and_pass_their_unit_tests() {
     let rules = path("helm/files/kubenpu.rules.yaml");
     let out = promtool(&["check", "rules", &rules]).unwrap();
-    assert!(out.contains("SUCCESS: 14 rules found"), "{out}");
+    assert!(out.contains("SUCCESS: 15 rules found"), "{out}");
     assert_exported(&std::fs::read_to_string(&rules).unwrap());
     let tests = format!("{}/alerts.test.yaml", env!("CARGO_MANIFEST_DIR"));
     let out = promtool(&["test", "rules", &tests]).unwrap();
@@ -45,7 +45,7 @@ fn every_dashboard_query_is_valid_promql_over_the_agents_metrics() {
             queries.push(expr);
         }
     }
-    assert_eq!(queries.len(), 26);
+    assert_eq!(queries.len(), 29);
     for expr in &queries {
         assert_exported(expr);
     }
@@ -66,7 +66,7 @@ fn every_dashboard_query_is_valid_promql_over_the_agents_metrics() {
     let groups = serde_json::json!({"groups": [{"name": "dashboard", "rules": rules}]});
     std::fs::write(file.path(), groups.to_string()).unwrap();
     let out = promtool(&["check", "rules", &file.path().display().to_string()]).unwrap();
-    assert!(out.contains("SUCCESS: 26 rules found"), "{out}");
+    assert!(out.contains("SUCCESS: 29 rules found"), "{out}");
 }
 
 /// `text` names metrics of the agent's, and only ones it exports.
@@ -88,10 +88,11 @@ fn assert_exported(text: &str) {
 /// The metric names the agent's own exposition declares (`# TYPE` lines,
 /// counters with their `_total`, histograms with their series).
 fn exported_families() -> BTreeSet<String> {
-    // With --fdinfo, the allocation join, the policy with its file and
-    // placement, so their families are declared too.
+    // With --fdinfo, --energy, the allocation join, the policy with its
+    // file and placement, so their families are declared too.
     let snapshot = kubenpu::metrics::Snapshot {
         fdinfo: Some(kubenpu::fdinfo::FdinfoView::default()),
+        energy: Some(kubenpu::energy::EnergyView::default()),
         allocation: Some(kubenpu::allocation::AllocationView::default()),
         policy: Some(kubenpu::policy::PolicyView {
             file_valid: Some(true),

@@ -115,6 +115,10 @@
                ) else [])
             + (if c.placement.mode != 'off' then ['--placement=' + c.placement.mode] else [])
             + (if c.fdinfo.enabled then ['--fdinfo', '--fdinfo-interval=' + c.fdinfo.interval] else [])
+            + (if c.energy.enabled then (
+                 assert c.fdinfo.enabled : 'energy.enabled needs fdinfo.enabled: the energy above idle power is divided by the pods\' engine time, which the fdinfo reader measures';
+                 ['--energy']
+               ) else [])
             + c.agent.extraArgs,
             env: [{ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],
             ports: [{ name: 'metrics', containerPort: c.agent.port, protocol: 'TCP' }],

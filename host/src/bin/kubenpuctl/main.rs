@@ -13,6 +13,7 @@ use kubenpu::{
 };
 use report::Format;
 
+mod energy;
 mod placement;
 mod policy;
 mod report;
@@ -106,6 +107,17 @@ enum Command {
     /// NUMA node, its CPUs against the device's node, and what would fix
     /// it.
     Placement {
+        /// The agent's address (its --listen).
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        agent: String,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Each device's energy as a running agent measures it (--energy),
+    /// with how it is read and divided, and each container's joules on
+    /// it: active (by its use) and idle (its share as a holder).
+    Energy {
         /// The agent's address (its --listen).
         #[arg(long, default_value = "127.0.0.1:8080")]
         agent: String,
@@ -249,6 +261,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Placement { agent, json } => {
             let report: server::PlacementReport = ask(&agent, "/api/v1/placement")?;
             print!("{}", placement::table(&report, Format::json_if(json)));
+        }
+        Command::Energy { agent, json } => {
+            let report: server::EnergyReport = ask(&agent, "/api/v1/energy")?;
+            print!("{}", energy::table(&report, Format::json_if(json)));
         }
         Command::Plugins {
             json,
