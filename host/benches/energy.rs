@@ -103,7 +103,7 @@ fn bench(c: &mut Criterion) {
         let device = targets[i % DEVICES].device.device.clone();
         holders.entry(device).or_default().push(owner.clone());
     }
-    let mut meter = Meter::new(root.path().to_owned());
+    let mut meter = Meter::new(root.path().to_owned(), Duration::from_secs(300));
     let mut interval = 0u64;
     group.bench_function(format!("divide/{PODS}"), |b| {
         b.iter(|| {

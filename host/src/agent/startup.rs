@@ -174,7 +174,7 @@ fn agent(
             .then(|| fdinfo::Reader::new(config.proc_root.clone())),
         energy: config
             .energy
-            .then(|| energy::Meter::new(config.sysfs_root.clone())),
+            .then(|| energy::Meter::new(config.sysfs_root.clone(), config.series_grace)),
         allocation: None,
         policy: (!config.no_allocation).then_some(policy),
         admissions: None,

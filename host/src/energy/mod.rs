@@ -182,18 +182,26 @@ pub struct Meter {
     sysfs_root: PathBuf,
     devices: BTreeMap<DeviceLabels, Metered>,
     shares: BTreeMap<EnergySeries, u64>,
+    /// When each container was last charged (CLOCK_BOOTTIME): its series
+    /// go `grace` after, as a gone pod's counts do.
+    charged_at: HashMap<Owner, Duration>,
+    grace: Duration,
     /// Call nanoseconds per cgroup and device, as last read.
     call_ns: HashMap<(u64, Arc<str>), u64>,
     failed_reads: u64,
 }
 
 impl Meter {
-    /// A meter of the hwmon directories under `sysfs_root`.
-    pub fn new(sysfs_root: PathBuf) -> Self {
+    /// A meter of the hwmon directories under `sysfs_root`, whose
+    /// containers' series go `grace` after they were last charged (they
+    /// neither use nor hold a device any more).
+    pub fn new(sysfs_root: PathBuf, grace: Duration) -> Self {
         Self {
             sysfs_root,
             devices: BTreeMap::new(),
             shares: BTreeMap::new(),
+            charged_at: HashMap::new(),
+            grace,
             call_ns: HashMap::new(),
             failed_reads: 0,
         }
@@ -307,6 +315,7 @@ impl Meter {
             };
             metered.microjoules += microjoules;
             for ((owner, share), microjoules) in split::split(&interval) {
+                self.charged_at.insert(owner.clone(), at);
                 let series = EnergySeries {
                     owner,
                     device: target.device.clone(),
@@ -315,7 +324,18 @@ impl Meter {
                 *self.shares.entry(series).or_default() += microjoules;
             }
         }
+        self.forget_the_gone(at);
         failures
+    }
+
+    /// Drops the series of containers not charged for `grace`: gone pods,
+    /// and pods that let go of their devices.
+    fn forget_the_gone(&mut self, now: Duration) {
+        let grace = self.grace;
+        self.charged_at
+            .retain(|_, at| now.saturating_sub(*at) <= grace);
+        let charged = &self.charged_at;
+        self.shares.retain(|series, _| charged.contains_key(&series.owner));
     }
 
     /// The totals as a scrape shows them.
@@ -391,10 +411,11 @@ mod tests {
     }
 
     const SECOND: Duration = Duration::from_secs(1);
+    const GRACE: Duration = Duration::from_secs(300);
 
     #[test]
     fn engine_time_divides_the_active_energy_and_holders_share_the_idle() {
-        let mut meter = Meter::new(PathBuf::from("/sys"));
+        let mut meter = Meter::new(PathBuf::from("/sys"), GRACE);
         let holders = [(gpu().device, vec![owner("a"), owner("b"), owner("idle")])].into();
         meter.take(vec![(target(20_000), counter(1_000))], SECOND, &holders);
         // 10 s, 1000 J, 20 W idle: 200 J idle among three holders, 800 J
@@ -426,7 +447,7 @@ mod tests {
 
     #[test]
     fn an_interval_nobody_used_measures_the_idle_power() {
-        let mut meter = Meter::new(PathBuf::from("/sys"));
+        let mut meter = Meter::new(PathBuf::from("/sys"), GRACE);
         let none = BTreeMap::new();
         meter.take(vec![(target(20_000), counter(1_000))], SECOND, &none);
         // A counter that did not move measures nothing.
@@ -444,7 +465,7 @@ mod tests {
 
     #[test]
     fn without_engine_time_the_counted_call_time_divides_it() {
-        let mut meter = Meter::new(PathBuf::from("/sys"));
+        let mut meter = Meter::new(PathBuf::from("/sys"), GRACE);
         let devices = [(gpu().device, gpu())].into();
         let by_cgroup = |id| owner(if id == 1 { "a" } else { "b" });
         let calls = |a: u64, b: u64| [((1, gpu().device), a), ((2, gpu().device), b)].into();
@@ -461,8 +482,66 @@ mod tests {
     }
 
     #[test]
+    fn a_pod_that_neither_uses_nor_holds_the_device_goes_after_the_grace() {
+        let mut meter = Meter::new(PathBuf::from("/sys"), GRACE);
+        let holders = [(gpu().device, vec![owner("a")])].into();
+        meter.take(vec![(target(1_000), counter(0))], SECOND, &holders);
+        meter.take(vec![(target(1_000), counter(10))], 11 * SECOND, &holders);
+        assert!(joules(&meter.view(), "a", Share::Idle) > 0.0);
+        // Pod a is gone: nobody holds the device from now on.
+        let none = BTreeMap::new();
+        let later = |meter: &mut Meter, seconds: u64, joules: u64| {
+            meter.take(
+                vec![(target(1_000), counter(joules))],
+                Duration::from_secs(seconds),
+                &none,
+            );
+        };
+        later(&mut meter, 21, 20);
+        later(&mut meter, 11 + 300, 30);
+        assert!(joules(&meter.view(), "a", Share::Idle) > 0.0, "within the grace");
+        later(&mut meter, 12 + 300, 31);
+        let view = meter.view();
+        assert_eq!(joules(&view, "a", Share::Idle), 0.0, "{view:?}");
+        assert!(joules(&view, "", Share::Idle) > 0.0);
+        // The device's total keeps every joule.
+        assert_eq!(view.devices[0].joules, 31.0);
+    }
+
+    #[test]
+    fn a_device_that_cannot_be_read_leaves_the_others_measured() {
+        let mut meter = Meter::new(PathBuf::from("/sys"), GRACE);
+        let other = DeviceLabels {
+            device: "0000:04:00.0".into(),
+            vendor: "xe".into(),
+        };
+        let broken = Target {
+            device: other.clone(),
+            ..target(0)
+        };
+        let none = BTreeMap::new();
+        let failed = || Reading::Failed("/sys/class/hwmon/hwmon4: No such file or directory".into());
+        meter.take(
+            vec![(target(0), counter(10)), (broken.clone(), failed())],
+            SECOND,
+            &none,
+        );
+        let said = meter.take(
+            vec![(target(0), counter(30)), (broken, failed())],
+            2 * SECOND,
+            &none,
+        );
+        // Said once, at the first failure; the other device divides on.
+        assert!(said.is_empty(), "{said:?}");
+        let view = meter.view();
+        assert_eq!(view.devices.len(), 1, "{view:?}");
+        assert_eq!(view.devices[0].joules, 20.0);
+        assert_eq!(view.failed_reads, 2);
+    }
+
+    #[test]
     fn a_failed_read_is_said_once_and_the_interval_goes_on() {
-        let mut meter = Meter::new(PathBuf::from("/sys"));
+        let mut meter = Meter::new(PathBuf::from("/sys"), GRACE);
         let none = BTreeMap::new();
         let failed = || Reading::Failed("energy1_input: Input/output error".into());
         meter.take(vec![(target(0), counter(10))], SECOND, &none);

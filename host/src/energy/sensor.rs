@@ -194,9 +194,9 @@ fn counter_at(bytes: &[u8], spec: &MetricsCounterSpec) -> Option<u64> {
 /// tt-kmd 2.10), read with the energy source its built-in plugin declares.
 #[cfg(test)]
 mod tests {
-    use std::{fs, os::unix::fs::symlink, path::PathBuf};
+    use std::{fs, os::unix::fs::symlink, path::PathBuf, time::Duration};
 
-    use super::*;
+    use super::{super::track::Track, *};
     use crate::plugins::{BUILTIN, Sandbox};
 
     /// The energy source the built-in plugin `vendor` declares.
@@ -455,6 +455,65 @@ mod tests {
             &[("power1_input", "45000000\n"), ("power1_label", "power\n")],
         );
         assert_eq!(sysfs.read(&declared("tenstorrent")), power(45_000_000));
+    }
+
+    /// The energy of the interval between two readings of `sysfs`, as the
+    /// agent's tracker measures it.
+    fn grown(sysfs: &Sysfs, vendor: &str, between: impl FnOnce()) -> Option<u64> {
+        let mut track = Track::default();
+        let Reading::Read(first) = sysfs.read(&declared(vendor)) else {
+            panic!("the first reading failed");
+        };
+        track.take(first, Duration::from_secs(1));
+        between();
+        let Reading::Read(second) = sysfs.read(&declared(vendor)) else {
+            panic!("the second reading failed");
+        };
+        track.take(second, Duration::from_secs(11)).map(|(uj, _)| uj)
+    }
+
+    #[test]
+    fn an_i915_counter_that_restarts_with_its_driver_counts_from_zero() {
+        // hwm_energy (i915_hwmon.c:134-163) keeps its 64-bit sum in the
+        // driver: a reload starts it again near zero.
+        let sysfs = Sysfs::new();
+        let dir = sysfs.hwmon(2, "i915", &[("energy1_input", "987654321000\n")]);
+        let grown = grown(&sysfs, "i915", || {
+            fs::write(dir.join("energy1_input"), "4000000\n").unwrap();
+        });
+        assert_eq!(grown, Some(4_000_000));
+    }
+
+    #[test]
+    fn an_xe_counter_past_32_bits_is_not_taken_for_a_wrap() {
+        // xe_hwmon_energy_get (xe_hwmon.c:259-278) extends its 32-bit
+        // register in software, wraps included: the file's value passes
+        // 2^32 and goes on growing.
+        let sysfs = Sysfs::new();
+        let dir = sysfs.hwmon(
+            3,
+            "xe",
+            &[("energy1_input", "4294000000\n"), ("energy1_label", "card\n")],
+        );
+        let grown = grown(&sysfs, "xe", || {
+            fs::write(dir.join("energy1_input"), "4296000000\n").unwrap();
+        });
+        assert_eq!(grown, Some(2_000_000));
+    }
+
+    #[test]
+    fn amdgpus_32_bit_accumulator_wraps_at_65536_joules() {
+        // Firmware that fills only the low 32 bits of energy_accumulator:
+        // 2^32 - 2^16 units (65,535 J), then 2^16 units (1 J) past the wrap.
+        let sysfs = Sysfs::new();
+        sysfs.write(
+            "gpu_metrics",
+            &gpu_metrics(3, 120, Some((24, (1 << 32) - (1 << 16)))),
+        );
+        let grown = grown(&sysfs, "amdgpu", || {
+            sysfs.write("gpu_metrics", &gpu_metrics(3, 120, Some((24, 1 << 16))));
+        });
+        assert_eq!(grown, Some(2_000_000));
     }
 
     #[test]
