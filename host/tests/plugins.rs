@@ -472,13 +472,13 @@ fn kubenpuctl_plugins_check_accepts_every_built_in() {
         let energy = match name {
             "i915" => Some("hwmon i915: counter energy1_input; idle 20 W until measured"),
             "xe" => Some(
-                "hwmon xe: counter energy1_input (card), then counter energy2_input (pkg); idle 20 W until measured",
+                "hwmon xe: counter energy1_input (card), then counter energy2_input (pkg), then counter energy1_input; idle 20 W until measured",
             ),
             "amdgpu" => Some(
-                "hwmon amdgpu: counter gpu_metrics 1.3 at byte 24 in 2^-16 J, may wrap at 32 bits, then counter gpu_metrics 1.4 at byte 24 in 2^-16 J, may wrap at 32 bits, then counter gpu_metrics 1.5 at byte 88 in 2^-16 J, may wrap at 32 bits, then power power1_average, then power power1_input; idle 15 W until measured",
+                "hwmon amdgpu: counter gpu_metrics 1.3 at byte 24 in 2^-16 J, may wrap at 32 bits, then counter gpu_metrics 1.4 at byte 24 in 2^-16 J, may wrap at 32 bits, then counter gpu_metrics 1.5 at byte 88 in 2^-16 J, then power power1_average, then power power1_input; idle 15 W until measured",
             ),
             "habanalabs" => {
-                Some("hwmon HL225|HL205|HL1000: power power1_input; idle 80 W until measured")
+                Some("any hwmon of the device: power power1_input; idle 80 W until measured")
             }
             "tenstorrent" => {
                 Some("hwmon wormhole|blackhole: power power1_input; idle 20 W until measured")

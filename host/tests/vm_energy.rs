@@ -106,8 +106,8 @@ snapshot 1 0 0 1000000
 # engine time was seen: the device is divided by engine time.
 wait_metrics "the agent never joined the holders or read the device" \
   'kubenpu_allocation_idle{.*pod="idle"' \
-  'kubenpu_device_energy_joules_total{.*source="energy"} 0' \
-  'kubenpu_device_idle_watts{.*method="plugin",rule="engine_time"} 10'
+  'kubenpu_device_energy_joules_total{.*source="energy"} 0.0$' \
+  'kubenpu_device_idle_watts{.*method="plugin",rule="engine_time"} 10.0$'
 
 # after_a_scan: until the reader has taken another scan.
 files_read() { busybox wget -q -O - http://127.0.0.1:8080/metrics | sed -n 's/^kubenpu_fdinfo_files_read_total //p'; }
@@ -207,12 +207,19 @@ fn pods_sharing_a_device_are_charged_its_joules_by_engine_time_and_holding() {
         !shares.keys().any(|(pod, _)| pod.is_empty()),
         "the device has holders, yet energy went to nobody: {shares:?}"
     );
-    // The last interval nobody used measured the idle power.
+    // The last interval, which nobody used, measured the idle power: its
+    // 50 J over one reader's interval (2 s, give or take a loaded
+    // machine's delays), not a step's 100 J.
+    let idle_line = format!(
+        r#"kubenpu_device_idle_watts{{device="{device}",vendor="virtio_gpu",method="measured",rule="engine_time"}} "#
+    );
+    let watts: f64 = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix(&idle_line)?.parse().ok())
+        .unwrap_or_else(|| panic!("no measured idle power in\n{metrics}"));
     assert!(
-        metrics.lines().any(|l| l.starts_with(&format!(
-            r#"kubenpu_device_idle_watts{{device="{device}",vendor="virtio_gpu",method="measured",rule="engine_time"}}"#
-        ))),
-        "{metrics}"
+        (5.0..=33.4).contains(&watts),
+        "{watts} W: not 50 J over 1.5 to 10 s"
     );
     assert!(
         table.starts_with(&format!(

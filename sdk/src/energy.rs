@@ -71,7 +71,8 @@ pub enum Sensor {
 /// Where a vendor's devices report their energy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Energy {
-    /// The hwmon `name`s the driver registers under its devices.
+    /// The hwmon `name`s the driver registers under its devices; none:
+    /// any hwmon registered under the device (a name the firmware gives).
     pub hwmon_names: &'static [&'static str],
     /// The sensors, best first: the agent reads the first a device has.
     pub sensors: &'static [Sensor],
@@ -205,39 +206,25 @@ pub fn check(energy: &EnergySpec) -> Result<(), String> {
     }
     for sensor in &energy.sensors {
         match sensor {
-            SensorSpec::EnergyCounter(a) => {
-                check_attribute(a, "energy", &["input"], &energy.hwmon_names)?
-            }
-            SensorSpec::Power(a) => {
-                check_attribute(a, "power", &["average", "input"], &energy.hwmon_names)?
-            }
+            SensorSpec::EnergyCounter(a) => check_attribute(a, "energy", &["input"])?,
+            SensorSpec::Power(a) => check_attribute(a, "power", &["average", "input"])?,
             SensorSpec::Metrics(m) => check_metrics(m)?,
         }
     }
     Ok(())
 }
 
-/// A name fit for a sysfs file: letters, digits, `_`, `-`, `.`.
+/// A name fit for a sysfs file: letters, digits, `_`, `-`, `.`, and not
+/// only dots.
 fn plain(s: &str) -> bool {
-    !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.')
+    s.chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.')
+        && s.chars().any(|c| c != '.')
 }
 
 /// A hwmon attribute of `kind` (`energy`, `power`) is `<kind><N>_<item>`
-/// with `item` one of `items`, under a hwmon name.
-fn check_attribute(
-    attribute: &AttributeSpec,
-    kind: &str,
-    items: &[&str],
-    hwmon_names: &[String],
-) -> Result<(), String> {
-    if hwmon_names.is_empty() {
-        return Err(format!(
-            "hwmon file {:?} without a hwmon name to find it under",
-            attribute.file
-        ));
-    }
+/// with `item` one of `items`.
+fn check_attribute(attribute: &AttributeSpec, kind: &str, items: &[&str]) -> Result<(), String> {
     let channel_and_item = attribute
         .file
         .strip_prefix(kind)

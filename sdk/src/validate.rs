@@ -512,10 +512,10 @@ mod tests {
             });
             assert!(problem.contains(file), "{file}: {problem}");
         }
-        let problem = with(&|e| e.hwmon_names.clear());
-        assert!(problem.contains("without a hwmon name"), "{problem}");
-        let problem = with(&|e| e.hwmon_names = vec!["a b".to_string()]);
-        assert!(problem.contains("hwmon name"), "{problem}");
+        for name in ["a b", "..", ""] {
+            let problem = with(&|e| e.hwmon_names = vec![name.to_string()]);
+            assert!(problem.contains("hwmon name"), "{name:?}: {problem}");
+        }
         let problem = with(&|e| e.idle_milliwatts = crate::MAX_IDLE_MILLIWATTS + 1);
         assert!(problem.contains("idle power"), "{problem}");
         let metrics = |change: &dyn Fn(&mut crate::MetricsCounterSpec)| {
@@ -532,6 +532,10 @@ mod tests {
         assert!(metrics(&|m| m.offset = crate::MAX_METRICS_FILE).contains("within"));
         assert!(metrics(&|m| m.unit_shift = 40).contains("at most 32"));
         assert!(metrics(&|m| m.file = "../gpu_metrics".to_string()).contains("file name"));
+        // Any hwmon under the device, whatever its name, passes.
+        let mut description = good();
+        description.energy.hwmon_names.clear();
+        assert_eq!(validate(&description), Ok(()));
         // A vendor without energy passes.
         let mut description = good();
         description.energy = crate::EnergySpec::default();

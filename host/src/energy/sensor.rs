@@ -5,11 +5,12 @@
 //! a blocking thread.
 
 use std::{
-    fs, io,
+    fs,
+    io::{self, Read as _},
     path::{Path, PathBuf},
 };
 
-use kubenpu_sdk::{AttributeSpec, EnergySpec, MetricsCounterSpec, SensorSpec};
+use kubenpu_sdk::{AttributeSpec, EnergySpec, MAX_METRICS_FILE, MetricsCounterSpec, SensorSpec};
 
 use super::track::Sample;
 use crate::discovery::sysfs;
@@ -31,51 +32,73 @@ pub enum Reading {
 }
 
 /// Reads the energy of the device whose sysfs directory is `device_dir`,
-/// with hwmon directories under `sysfs_root/class/hwmon`.
+/// with hwmon directories under `sysfs_root/class/hwmon`. A device that
+/// runtime power management put to sleep is not woken: no data file of
+/// it is opened (reading i915's and xe's counters wakes the GPU, as do
+/// amdgpu's files on 6.12).
 pub fn read(sysfs_root: &Path, device_dir: &Path, energy: &EnergySpec) -> Reading {
     let hwmon = hwmon_of(sysfs_root, device_dir, &energy.hwmon_names);
+    let asleep = sleeping(device_dir);
+    // Each metrics file is read once, whatever number of layouts is tried.
+    let mut files: Vec<(&str, Option<Vec<u8>>)> = Vec::new();
     for sensor in &energy.sensors {
-        let reading = match sensor {
+        match sensor {
             SensorSpec::EnergyCounter(attribute) => {
                 let Some(file) = hwmon.as_deref().and_then(|dir| present(dir, attribute)) else {
                     continue;
                 };
-                if sleeping(device_dir) {
-                    return Reading::Skipped;
-                }
-                counter(&file)
+                return if asleep { Reading::Skipped } else { counter(&file) };
             }
             SensorSpec::Power(attribute) => {
                 let Some(file) = hwmon.as_deref().and_then(|dir| present(dir, attribute)) else {
                     continue;
                 };
-                // A sleeping device draws next to nothing; amdgpu on 6.12
-                // would wake it to answer.
-                if sleeping(device_dir) {
-                    return Reading::Read(Sample::Power { microwatts: 0 });
-                }
-                power(&file)
+                // A sleeping device draws next to nothing.
+                return if asleep {
+                    Reading::Read(Sample::Power { microwatts: 0 })
+                } else {
+                    power(&file)
+                };
             }
-            SensorSpec::Metrics(spec) => match metrics(device_dir, spec) {
-                Some(_) if sleeping(device_dir) => Reading::Skipped,
-                Some(reading) => reading,
-                None => continue,
-            },
-        };
-        return reading;
+            SensorSpec::Metrics(spec) => {
+                let path = device_dir.join(&spec.file);
+                if !path.exists() {
+                    continue;
+                }
+                if asleep {
+                    return Reading::Skipped;
+                }
+                let bytes = match files.iter().find(|(file, _)| *file == spec.file) {
+                    Some((_, bytes)) => bytes.as_deref(),
+                    None => {
+                        let bytes = match metrics_file(&path) {
+                            Ok(bytes) => bytes,
+                            Err(reading) => return reading,
+                        };
+                        files.push((&spec.file, bytes));
+                        files.last().and_then(|(_, bytes)| bytes.as_deref())
+                    }
+                };
+                if let Some(raw) = bytes.and_then(|bytes| counter_at(bytes, spec)) {
+                    return metrics_counter(raw, spec);
+                }
+            }
+        }
     }
     Reading::Absent
 }
 
-/// The hwmon directory registered with one of `names` under the device
-/// at `device_dir` or, nearest first, under one of its parents: a
-/// character device's hwmon is its PCI function's (Tenstorrent's).
+/// The hwmon directory registered with one of `names` (any name, if none
+/// is given) under the device at `device_dir` or, nearest first, under
+/// one of its parents: a character device's hwmon is its PCI function's
+/// (Tenstorrent's).
 fn hwmon_of(sysfs_root: &Path, device_dir: &Path, names: &[String]) -> Option<PathBuf> {
     let device = device_dir.canonicalize().ok()?;
     sysfs::entries(&sysfs_root.join("class/hwmon"))
         .into_iter()
         .filter(|hwmon| {
-            sysfs::read_trimmed(&hwmon.join("name")).is_ok_and(|name| names.contains(&name))
+            names.is_empty()
+                || sysfs::read_trimmed(&hwmon.join("name")).is_ok_and(|name| names.contains(&name))
         })
         .filter_map(|hwmon| {
             let parent = hwmon.join("device").canonicalize().ok()?;
@@ -114,8 +137,8 @@ fn sleeping(device_dir: &Path) -> bool {
 
 /// hwmon prints values as `%ld` (`hwmon_attr_show`), amdgpu's own power
 /// files as `%zd`: decimal, then a newline.
-fn value(file: &Path) -> Result<u64, String> {
-    let text = sysfs::read_trimmed(file).map_err(|e| format!("{}: {e}", file.display()))?;
+fn parse(file: &Path, text: &str) -> Result<u64, String> {
+    let text = text.trim();
     text.parse::<u64>()
         .map_err(|_| format!("{}: {text:?} is not a count", file.display()))
 }
@@ -130,9 +153,10 @@ fn asleep(error: &io::Error) -> bool {
 }
 
 fn counter(file: &Path) -> Reading {
-    match value(file) {
-        // xe prints 0 when it cannot read the register; a real counter
-        // is past zero as soon as the device has run.
+    let read = fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()));
+    match read.and_then(|text| parse(file, &text)) {
+        // A real counter is past zero as soon as the device has run: 0 is
+        // no reading.
         Ok(0) => Reading::Skipped,
         Ok(microjoules) => Reading::Read(Sample::Counter {
             microjoules,
@@ -148,30 +172,39 @@ fn power(file: &Path) -> Reading {
         // than wake it (EPERM, EBUSY): it draws next to nothing then.
         Err(e) if asleep(&e) => Reading::Read(Sample::Power { microwatts: 0 }),
         Err(e) => Reading::Failed(format!("{}: {e}", file.display())),
-        Ok(_) => match value(file) {
+        Ok(text) => match parse(file, &text) {
             Ok(microwatts) => Reading::Read(Sample::Power { microwatts }),
             Err(e) => Reading::Failed(e),
         },
     }
 }
 
-/// The counter in a binary metrics file; none where the file is absent,
-/// of another layout, or leaves the counter unfilled (all ones).
-fn metrics(device_dir: &Path, spec: &MetricsCounterSpec) -> Option<Reading> {
-    let path = device_dir.join(&spec.file);
-    let bytes = match fs::read(&path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return None,
+/// A metrics file's first [`MAX_METRICS_FILE`] bytes; none where it went
+/// meanwhile, a reading where it cannot be read.
+fn metrics_file(path: &Path) -> Result<Option<Vec<u8>>, Reading> {
+    let mut bytes = Vec::new();
+    let read = fs::File::open(path)
+        .and_then(|file| file.take(u64::from(MAX_METRICS_FILE)).read_to_end(&mut bytes));
+    match read {
+        Ok(_) => Ok(Some(bytes)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         // Suspended amdgpu refuses this file too.
-        Err(e) if asleep(&e) => return Some(Reading::Skipped),
-        Err(e) => return Some(Reading::Failed(format!("{}: {e}", path.display()))),
+        Err(e) if asleep(&e) => Err(Reading::Skipped),
+        Err(e) => Err(Reading::Failed(format!("{}: {e}", path.display()))),
+    }
+}
+
+/// A metrics counter's raw value as a reading, in microjoules.
+fn metrics_counter(raw: u64, spec: &MetricsCounterSpec) -> Reading {
+    let to_microjoules = |units: u64| {
+        u64::try_from((u128::from(units) * 1_000_000) >> spec.unit_shift).unwrap_or(u64::MAX)
     };
-    let raw = counter_at(&bytes, spec)?;
-    let to_microjoules = |units: u64| ((u128::from(units) * 1_000_000) >> spec.unit_shift) as u64;
-    Some(Reading::Read(Sample::Counter {
+    Reading::Read(Sample::Counter {
         microjoules: to_microjoules(raw),
-        wraps_at: spec.wraps_at_32_bits.then(|| to_microjoules(1 << 32)),
-    }))
+        wraps_at: spec
+            .wraps_at_32_bits
+            .then(|| to_microjoules(1 << 32)),
+    })
 }
 
 /// The little-endian 64-bit counter at the spec's offset, if the header's
@@ -385,13 +418,13 @@ mod tests {
                 wraps_at: Some(65_536_000_000),
             })
         );
-        // MI300's v1_5 has it at byte 88 of 360.
+        // MI300's v1_5 has it at byte 88 of 360, 64 bits wide.
         sysfs.write("gpu_metrics", &gpu_metrics(5, 360, Some((88, 1 << 15))));
         assert_eq!(
             sysfs.read(&declared("amdgpu")),
             Reading::Read(Sample::Counter {
                 microjoules: 500_000,
-                wraps_at: Some(65_536_000_000),
+                wraps_at: None,
             })
         );
     }
@@ -434,13 +467,37 @@ mod tests {
     }
 
     #[test]
-    fn habanalabs_reads_its_firmwares_power_under_the_cards_name() {
-        // hwmon.c (habanalabs) 883-885 registers under the firmware's card
-        // name, HL225 by default for Gaudi2 (gaudi2P.h:97); hl_get_power
-        // (841-869) passes the value through, printed "%ld\n".
+    fn a_sleeping_amdgpu_is_not_woken_to_read_its_metrics() {
+        // amdgpu_get_gpu_metrics calls pm_runtime_get_sync on 6.12
+        // (amdgpu_pm.c:1884-1916). A directory where the file should be
+        // fails any read: the reading must not try.
         let sysfs = Sysfs::new();
-        sysfs.hwmon(6, "HL225", &[("power1_input", "180000000\n")]);
-        assert_eq!(sysfs.read(&declared("habanalabs")), power(180_000_000));
+        fs::create_dir_all(sysfs.root().join(FUNCTION).join("gpu_metrics")).unwrap();
+        sysfs.hwmon(4, "amdgpu", &[("power1_average", "35000000\n")]);
+        sysfs.write("power/runtime_status", b"suspended\n");
+        assert_eq!(sysfs.read(&declared("amdgpu")), Reading::Skipped);
+        sysfs.write("power/runtime_status", b"active\n");
+        assert!(matches!(sysfs.read(&declared("amdgpu")), Reading::Failed(_)));
+    }
+
+    #[test]
+    fn habanalabs_reads_its_firmwares_power_under_any_card_name() {
+        // hwmon.c (habanalabs) 883-885 registers under the card name the
+        // firmware gives, HL225 by default for Gaudi2 (gaudi2P.h:97);
+        // hl_get_power (841-869) passes the value through, printed "%ld\n".
+        for name in ["HL225", "HL-338"] {
+            let sysfs = Sysfs::new();
+            sysfs.hwmon(6, name, &[("power1_input", "180000000\n")]);
+            assert_eq!(sysfs.read(&declared("habanalabs")), power(180_000_000));
+        }
+    }
+
+    #[test]
+    fn xe_before_labels_reads_its_one_counter() {
+        // Before 6.8, xe had one energy channel and no label.
+        let sysfs = Sysfs::new();
+        sysfs.hwmon(3, "xe", &[("energy1_input", "9000000\n")]);
+        assert_eq!(sysfs.read(&declared("xe")), counter(9_000_000));
     }
 
     #[test]

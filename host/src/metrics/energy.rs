@@ -27,7 +27,7 @@ pub fn encode(view: &EnergyView, encoder: &mut DescriptorEncoder) -> Result<(), 
 
     let mut family = encoder.encode_descriptor(
         "kubenpu_energy_joules",
-        "The device's energy charged to the pod: kind=\"active\", the energy above idle power, by the pod's engine time (or counted call time, for drivers without engine time in fdinfo); kind=\"idle\", idle power shared evenly by the pods holding the device (empty pod labels where nobody holds it). Over a device, the pods' joules add up to kubenpu_device_energy_joules_total.",
+        "The device's energy charged to the pod: kind=\"active\", the energy above idle power, by the pod's engine time (or counted call time, for drivers without engine time in fdinfo, or evenly among the holders, for vendors that count no submit); kind=\"idle\", idle power shared evenly by the pods holding the device. Empty pod labels: idle energy nobody held, and active energy of processes outside pods or not named yet. Over a device, the pods' joules add up to kubenpu_device_energy_joules_total.",
         None,
         MetricType::Counter,
     )?;
@@ -45,7 +45,7 @@ pub fn encode(view: &EnergyView, encoder: &mut DescriptorEncoder) -> Result<(), 
 
     let mut family = encoder.encode_descriptor(
         "kubenpu_device_idle_watts",
-        "The idle power the division uses: method=\"measured\", the device's power over the last interval nobody used it; method=\"plugin\", the vendor plugin's figure, until then. rule says how the active energy is divided: engine_time or call_time.",
+        "The idle power the division uses: method=\"measured\", the lowest of the device's power over the last ten intervals nobody used it; method=\"plugin\", the vendor plugin's figure, until then. rule says how the active energy is divided: engine_time, call_time or even (among the holders).",
         None,
         MetricType::Gauge,
     )?;

@@ -74,9 +74,10 @@ pub const VENDOR: Vendor = Vendor {
     energy: Energy {
         hwmon_names: &["amdgpu"],
         sensors: &[
-            gpu_metrics(3, 24),
-            gpu_metrics(4, 24),
-            gpu_metrics(5, 88),
+            gpu_metrics(3, 24, true),
+            gpu_metrics(4, 24, true),
+            // MI300's accumulator is 64 bits wide.
+            gpu_metrics(5, 88, false),
             Sensor::Power(Attribute::file("power1_average")),
             Sensor::Power(Attribute::file("power1_input")),
         ],
@@ -86,15 +87,17 @@ pub const VENDOR: Vendor = Vendor {
     },
 };
 
-/// gpu_metrics' energy accumulator in format 1, content `content`.
-const fn gpu_metrics(content_revision: u8, offset: u16) -> Sensor {
+/// gpu_metrics' energy accumulator in format 1, content
+/// `content_revision`, at byte `offset`, whose firmware may fill only its
+/// low 32 bits (`narrow`).
+const fn gpu_metrics(content_revision: u8, offset: u16, narrow: bool) -> Sensor {
     Sensor::Metrics(MetricsCounter {
         file: "gpu_metrics",
         format_revision: 1,
         content_revision,
         offset,
         unit_shift: 16,
-        wraps_at_32_bits: true,
+        wraps_at_32_bits: narrow,
     })
 }
 

@@ -48,11 +48,12 @@ pub const VENDOR: Vendor = Vendor {
     char_devices: &[],
     // The firmware's power, passed through to hwmon unscaled (hwmon's
     // unit is the microwatt). The hwmon is named after the card as the
-    // firmware reports it, by default HL225 (Gaudi2), HL205 (Gaudi) or
-    // HL1000 (Goya). (The HL_INFO_TOTAL_ENERGY info ioctl counts energy
-    // itself, but a plugin names files, and the agent opens no device.)
+    // firmware reports it (HL225, HL205 or HL1000 where it reports none):
+    // any name under the device. (The HL_INFO_TOTAL_ENERGY info ioctl
+    // counts energy itself, but a plugin names files, and the agent opens
+    // no device.)
     energy: Energy {
-        hwmon_names: &["HL225", "HL205", "HL1000"],
+        hwmon_names: &[],
         sensors: &[Sensor::Power(Attribute::file("power1_input"))],
         // A rough figure for an idle Gaudi card, until the agent has
         // measured the device idle itself.

@@ -65,6 +65,8 @@ pub const VENDOR: Vendor = Vendor {
         sensors: &[
             Sensor::EnergyCounter(Attribute::labelled("energy1_input", "card")),
             Sensor::EnergyCounter(Attribute::labelled("energy2_input", "pkg")),
+            // Before 6.8: one channel, unlabelled.
+            Sensor::EnergyCounter(Attribute::file("energy1_input")),
         ],
         // A rough figure for an idle discrete card, until the agent has
         // measured the device idle itself.

@@ -133,13 +133,22 @@ impl Agent {
         self.table
             .claimed()
             .filter(|(_, vendor)| !vendor.description.energy.sensors.is_empty())
-            .map(|(device, vendor)| energy::Target {
-                device: fdinfo::DeviceLabels {
-                    device: device.name.as_str().into(),
-                    vendor: vendor.name().into(),
-                },
-                dir: device.sysfs_dir(meter.sysfs_root()),
-                energy: Arc::new(vendor.description.energy.clone()),
+            .map(|(device, vendor)| {
+                let d = &vendor.description;
+                let mut kinds = d.ioctls.iter().map(|i| i.kind).chain(
+                    d.char_devices
+                        .iter()
+                        .flat_map(|c| c.commands.iter().map(|command| command.kind)),
+                );
+                energy::Target {
+                    device: fdinfo::DeviceLabels {
+                        device: device.name.as_str().into(),
+                        vendor: vendor.name().into(),
+                    },
+                    dir: device.sysfs_dir(meter.sysfs_root()),
+                    energy: Arc::new(d.energy.clone()),
+                    submits: kinds.any(|kind| kind == Kind::Submit),
+                }
             })
             .collect()
     }
@@ -151,15 +160,21 @@ impl Agent {
         let Some(meter) = &mut self.energy else {
             return;
         };
+        // No claimed device has a sensor: nothing to divide.
+        if readings.is_empty() {
+            return;
+        }
         if let Some(reader) = &self.fdinfo {
             meter.add_engine_time(reader.credited(|id| self.usage.owner(id)));
         }
-        let counts = self.faults.check("energy", self.probe.counts(), log_line);
+        let counters = self
+            .faults
+            .check("energy", self.probe.counters(), log_line);
         let mut holders: BTreeMap<Arc<str>, Vec<Owner>> = BTreeMap::new();
-        if let Some(counts) = &counts {
+        if let Some(counters) = &counters {
             let mut call_ns: HashMap<(u64, Arc<str>), u64> = HashMap::new();
             let mut devices = BTreeMap::new();
-            for counter in &counts.counters {
+            for counter in counters {
                 let Some(series) = self.usage.series(counter) else {
                     continue;
                 };
@@ -179,7 +194,7 @@ impl Agent {
             let owner = |id| self.usage.owner(id).cloned().unwrap_or_default();
             meter.add_call_time(call_ns, &devices, owner);
             if let Some(allocation) = &self.allocation {
-                for holder in allocation.view(&counts.counters, &self.usage).holders {
+                for holder in allocation.view(counters, &self.usage).holders {
                     let owners = holders.entry(holder.device).or_default();
                     if !owners.contains(&holder.owner) {
                         owners.push(holder.owner);
@@ -187,7 +202,7 @@ impl Agent {
                 }
             }
         }
-        for failure in meter.take(readings, at, &holders) {
+        for failure in meter.take(readings, at, &holders, counters.is_some()) {
             log_line(failure);
         }
     }

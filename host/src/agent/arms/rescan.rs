@@ -153,6 +153,9 @@ impl Agent {
         if let Some(reader) = &mut self.fdinfo {
             reader.merge(from, into);
         }
+        if let Some(meter) = &mut self.energy {
+            meter.merge(from, into);
+        }
         if let Some(allocation) = &mut self.allocation {
             allocation.merged(from, into);
         }
@@ -168,6 +171,9 @@ impl Agent {
         }
         if let Some(reader) = &mut self.fdinfo {
             reader.remove(id);
+        }
+        if let Some(meter) = &mut self.energy {
+            meter.remove(id);
         }
         true
     }

@@ -252,8 +252,13 @@ fn energy_text(energy: &kubenpu_sdk::EnergySpec) -> Option<String> {
         })
         .collect();
     let mut text = String::new();
-    if !energy.hwmon_names.is_empty() {
-        let _ = write!(text, "hwmon {}: ", energy.hwmon_names.join("|"));
+    let hwmon = energy.sensors.iter().any(|s| !matches!(s, SensorSpec::Metrics(_)));
+    match &energy.hwmon_names[..] {
+        [] if hwmon => text.push_str("any hwmon of the device: "),
+        [] => {}
+        names => {
+            let _ = write!(text, "hwmon {}: ", names.join("|"));
+        }
     }
     let _ = write!(
         text,
