@@ -68,17 +68,16 @@ pub fn read(sysfs_root: &Path, device_dir: &Path, energy: &EnergySpec) -> Readin
                 if asleep {
                     return Reading::Skipped;
                 }
-                let bytes = match files.iter().find(|(file, _)| *file == spec.file) {
-                    Some((_, bytes)) => bytes.as_deref(),
-                    None => {
-                        let bytes = match metrics_file(&path) {
-                            Ok(bytes) => bytes,
-                            Err(reading) => return reading,
-                        };
-                        files.push((&spec.file, bytes));
-                        files.last().and_then(|(_, bytes)| bytes.as_deref())
+                if !files.iter().any(|(file, _)| *file == spec.file) {
+                    match metrics_file(&path) {
+                        Ok(bytes) => files.push((spec.file.as_str(), bytes)),
+                        Err(reading) => return reading,
                     }
-                };
+                }
+                let bytes = files
+                    .iter()
+                    .find(|(file, _)| *file == spec.file)
+                    .and_then(|(_, bytes)| bytes.as_deref());
                 if let Some(raw) = bytes.and_then(|bytes| counter_at(bytes, spec)) {
                     return metrics_counter(raw, spec);
                 }
