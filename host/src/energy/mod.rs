@@ -355,6 +355,8 @@ impl Meter {
                 }
             };
             metered.failed = None;
+            // Its series exists from its first reading, at 0.
+            metered.microjoules.entry(source(&sample)).or_default();
             let closed = metered.track.take(sample, at);
             let use_by = metered.take_use(holding);
             // The first reading is a baseline: the use before it is not
@@ -415,7 +417,8 @@ impl Meter {
         self.charged_at
             .retain(|_, at| now.saturating_sub(*at) <= grace);
         let charged = &self.charged_at;
-        self.shares.retain(|series, _| charged.contains_key(&series.owner));
+        self.shares
+            .retain(|series, _| charged.contains_key(&series.owner));
     }
 
     /// The totals as a scrape shows them.
@@ -501,7 +504,12 @@ mod tests {
     fn engine_time_divides_the_active_energy_and_holders_share_the_idle() {
         let mut meter = Meter::new(PathBuf::from("/sys"), GRACE);
         let holders = [(gpu().device, vec![owner("a"), owner("b"), owner("idle")])].into();
-        meter.take(vec![(target(20_000), counter(1_000))], SECOND, &holders, true);
+        meter.take(
+            vec![(target(20_000), counter(1_000))],
+            SECOND,
+            &holders,
+            true,
+        );
         // 10 s, 1000 J, 20 W idle: 200 J idle among three holders, 800 J
         // active at 3:1.
         meter.add_engine_time([
@@ -512,7 +520,9 @@ mod tests {
         meter.take(
             vec![(target(20_000), counter(2_000))],
             11 * SECOND,
-            &holders, true);
+            &holders,
+            true,
+        );
         let view = meter.view();
         assert_eq!(joules(&view, "a", Share::Active), 600.0);
         assert_eq!(joules(&view, "b", Share::Active), 200.0);
@@ -534,12 +544,22 @@ mod tests {
         let none = BTreeMap::new();
         meter.take(vec![(target(20_000), counter(1_000))], SECOND, &none, true);
         // A counter that did not move measures nothing.
-        meter.take(vec![(target(20_000), counter(1_000))], 2 * SECOND, &none, true);
+        meter.take(
+            vec![(target(20_000), counter(1_000))],
+            2 * SECOND,
+            &none,
+            true,
+        );
         assert!(!meter.view().devices[0].idle_measured);
         meter.add_engine_time([(owner("a"), gpu(), 0.0)]);
         // 150 J over 10 s with no engine time: 15 W, all idle, nobody
         // holding it.
-        meter.take(vec![(target(20_000), counter(1_150))], 12 * SECOND, &none, true);
+        meter.take(
+            vec![(target(20_000), counter(1_150))],
+            12 * SECOND,
+            &none,
+            true,
+        );
         let view = meter.view();
         assert_eq!(joules(&view, "", Share::Idle), 150.0);
         assert_eq!(view.devices[0].idle_watts, 15.0);
@@ -569,7 +589,12 @@ mod tests {
         let mut meter = Meter::new(PathBuf::from("/sys"), GRACE);
         let holders = [(gpu().device, vec![owner("a")])].into();
         meter.take(vec![(target(1_000), counter(0))], SECOND, &holders, true);
-        meter.take(vec![(target(1_000), counter(10))], 11 * SECOND, &holders, true);
+        meter.take(
+            vec![(target(1_000), counter(10))],
+            11 * SECOND,
+            &holders,
+            true,
+        );
         assert!(joules(&meter.view(), "a", Share::Idle) > 0.0);
         // Pod a is gone: nobody holds the device from now on.
         let none = BTreeMap::new();
@@ -577,11 +602,16 @@ mod tests {
             meter.take(
                 vec![(target(1_000), counter(joules))],
                 Duration::from_secs(seconds),
-                &none, true);
+                &none,
+                true,
+            );
         };
         later(&mut meter, 21, 20);
         later(&mut meter, 11 + 300, 30);
-        assert!(joules(&meter.view(), "a", Share::Idle) > 0.0, "within the grace");
+        assert!(
+            joules(&meter.view(), "a", Share::Idle) > 0.0,
+            "within the grace"
+        );
         later(&mut meter, 12 + 300, 31);
         let view = meter.view();
         assert_eq!(joules(&view, "a", Share::Idle), 0.0, "{view:?}");
@@ -602,15 +632,20 @@ mod tests {
             ..target(0)
         };
         let none = BTreeMap::new();
-        let failed = || Reading::Failed("/sys/class/hwmon/hwmon4: No such file or directory".into());
+        let failed =
+            || Reading::Failed("/sys/class/hwmon/hwmon4: No such file or directory".into());
         meter.take(
             vec![(target(0), counter(10)), (broken.clone(), failed())],
             SECOND,
-            &none, true);
+            &none,
+            true,
+        );
         let said = meter.take(
             vec![(target(0), counter(30)), (broken, failed())],
             2 * SECOND,
-            &none, true);
+            &none,
+            true,
+        );
         // Said once, at the first failure; the other device divides on.
         assert!(said.is_empty(), "{said:?}");
         let view = meter.view();
@@ -685,8 +720,18 @@ mod tests {
             submits: false,
             ..target(10_000)
         };
-        meter.take(vec![(lock_waits.clone(), counter(0))], SECOND, &holders, true);
-        meter.take(vec![(lock_waits, counter(100))], 11 * SECOND, &holders, true);
+        meter.take(
+            vec![(lock_waits.clone(), counter(0))],
+            SECOND,
+            &holders,
+            true,
+        );
+        meter.take(
+            vec![(lock_waits, counter(100))],
+            11 * SECOND,
+            &holders,
+            true,
+        );
         let view = meter.view();
         assert_eq!(view.devices[0].rule, Rule::Even);
         // 100 J over 10 s at 10 W idle: 100 J idle... all of it.
@@ -701,19 +746,29 @@ mod tests {
     fn power_is_integrated_and_an_impossible_jump_starts_again() {
         let mut meter = Meter::new(PathBuf::from("/sys"), GRACE);
         let none = BTreeMap::new();
-        let power = |watts: u64| Reading::Read(Sample::Power {
-            microwatts: watts * 1_000_000,
-        });
+        let power = |watts: u64| {
+            Reading::Read(Sample::Power {
+                microwatts: watts * 1_000_000,
+            })
+        };
         meter.take(vec![(target(0), power(20))], SECOND, &none, true);
         meter.take(vec![(target(0), power(40))], 3 * SECOND, &none, true);
         let view = meter.view();
-        assert_eq!((view.devices[0].source, view.devices[0].joules), ("power", 60.0));
+        assert_eq!(
+            (view.devices[0].source, view.devices[0].joules),
+            ("power", 60.0)
+        );
         // The device's counter comes back: a baseline under its source.
         meter.take(vec![(target(0), counter(5))], 4 * SECOND, &none, true);
         // A garbage reading 1 EJ on: not energy, a new baseline.
         let garbage = counter(1_000_000_000_000);
         meter.take(vec![(target(0), garbage)], 5 * SECOND, &none, true);
-        meter.take(vec![(target(0), counter(1_000_000_000_010))], 6 * SECOND, &none, true);
+        meter.take(
+            vec![(target(0), counter(1_000_000_000_010))],
+            6 * SECOND,
+            &none,
+            true,
+        );
         let view = meter.view();
         let by_source: Vec<(&str, f64)> =
             view.devices.iter().map(|d| (d.source, d.joules)).collect();

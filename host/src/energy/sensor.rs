@@ -47,7 +47,11 @@ pub fn read(sysfs_root: &Path, device_dir: &Path, energy: &EnergySpec) -> Readin
                 let Some(file) = hwmon.as_deref().and_then(|dir| present(dir, attribute)) else {
                     continue;
                 };
-                return if asleep { Reading::Skipped } else { counter(&file) };
+                return if asleep {
+                    Reading::Skipped
+                } else {
+                    counter(&file)
+                };
             }
             SensorSpec::Power(attribute) => {
                 let Some(file) = hwmon.as_deref().and_then(|dir| present(dir, attribute)) else {
@@ -182,8 +186,10 @@ fn power(file: &Path) -> Reading {
 /// meanwhile, a reading where it cannot be read.
 fn metrics_file(path: &Path) -> Result<Option<Vec<u8>>, Reading> {
     let mut bytes = Vec::new();
-    let read = fs::File::open(path)
-        .and_then(|file| file.take(u64::from(MAX_METRICS_FILE)).read_to_end(&mut bytes));
+    let read = fs::File::open(path).and_then(|file| {
+        file.take(u64::from(MAX_METRICS_FILE))
+            .read_to_end(&mut bytes)
+    });
     match read {
         Ok(_) => Ok(Some(bytes)),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
@@ -200,9 +206,7 @@ fn metrics_counter(raw: u64, spec: &MetricsCounterSpec) -> Reading {
     };
     Reading::Read(Sample::Counter {
         microjoules: to_microjoules(raw),
-        wraps_at: spec
-            .wraps_at_32_bits
-            .then(|| to_microjoules(1 << 32)),
+        wraps_at: spec.wraps_at_32_bits.then(|| to_microjoules(1 << 32)),
     })
 }
 
@@ -476,7 +480,10 @@ mod tests {
         sysfs.write("power/runtime_status", b"suspended\n");
         assert_eq!(sysfs.read(&declared("amdgpu")), Reading::Skipped);
         sysfs.write("power/runtime_status", b"active\n");
-        assert!(matches!(sysfs.read(&declared("amdgpu")), Reading::Failed(_)));
+        assert!(matches!(
+            sysfs.read(&declared("amdgpu")),
+            Reading::Failed(_)
+        ));
     }
 
     #[test]
@@ -525,7 +532,9 @@ mod tests {
         let Reading::Read(second) = sysfs.read(&declared(vendor)) else {
             panic!("the second reading failed");
         };
-        track.take(second, Duration::from_secs(11)).map(|(uj, _)| uj)
+        track
+            .take(second, Duration::from_secs(11))
+            .map(|(uj, _)| uj)
     }
 
     #[test]
@@ -549,7 +558,10 @@ mod tests {
         let dir = sysfs.hwmon(
             3,
             "xe",
-            &[("energy1_input", "4294000000\n"), ("energy1_label", "card\n")],
+            &[
+                ("energy1_input", "4294000000\n"),
+                ("energy1_label", "card\n"),
+            ],
         );
         let grown = grown(&sysfs, "xe", || {
             fs::write(dir.join("energy1_input"), "4296000000\n").unwrap();

@@ -167,9 +167,7 @@ impl Agent {
         if let Some(reader) = &self.fdinfo {
             meter.add_engine_time(reader.credited(|id| self.usage.owner(id)));
         }
-        let counters = self
-            .faults
-            .check("energy", self.probe.counters(), log_line);
+        let counters = self.faults.check("energy", self.probe.counters(), log_line);
         let mut holders: BTreeMap<Arc<str>, Vec<Owner>> = BTreeMap::new();
         if let Some(counters) = &counters {
             let mut call_ns: HashMap<(u64, Arc<str>), u64> = HashMap::new();

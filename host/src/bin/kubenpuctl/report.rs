@@ -252,7 +252,10 @@ fn energy_text(energy: &kubenpu_sdk::EnergySpec) -> Option<String> {
         })
         .collect();
     let mut text = String::new();
-    let hwmon = energy.sensors.iter().any(|s| !matches!(s, SensorSpec::Metrics(_)));
+    let hwmon = energy
+        .sensors
+        .iter()
+        .any(|s| !matches!(s, SensorSpec::Metrics(_)));
     match &energy.hwmon_names[..] {
         [] if hwmon => text.push_str("any hwmon of the device: "),
         [] => {}
