@@ -72,6 +72,7 @@ fn fixture() -> (tempfile::TempDir, Vec<Target>) {
                 },
                 dir,
                 energy: energy.clone(),
+                submits: true,
             }
         })
         .collect();
@@ -126,6 +127,7 @@ fn bench(c: &mut Criterion) {
                 readings,
                 Duration::from_secs(interval * 10),
                 black_box(&holders),
+                true,
             )
         })
     });
