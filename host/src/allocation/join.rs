@@ -83,6 +83,27 @@ pub fn holders(
     holders
 }
 
+/// The containers each device is allocated to, of the running containers
+/// kubelet described within `fresh`, each once: who holds it, without
+/// whether they use it or where their CPUs are (no counters, no file).
+pub fn holding(resolved: &Resolved, fresh: Duration) -> BTreeMap<Arc<str>, Vec<Owner>> {
+    let mut holding: BTreeMap<Arc<str>, BTreeSet<&Owner>> = BTreeMap::new();
+    for granted in resolved.containers.values() {
+        if granted.seen_at.elapsed() <= fresh {
+            for grant in &granted.grants {
+                holding
+                    .entry(grant.device.clone())
+                    .or_default()
+                    .insert(&granted.owner);
+            }
+        }
+    }
+    holding
+        .into_iter()
+        .map(|(device, owners)| (device, owners.into_iter().cloned().collect()))
+        .collect()
+}
+
 /// The cgroup directory of each live container the agent has named (one
 /// that made counted calls), by pod UID and container name.
 fn live_containers(usage: &Usage) -> HashMap<ContainerKey, PathBuf> {

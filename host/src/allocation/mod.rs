@@ -266,6 +266,11 @@ impl Allocation {
             .is_some_and(|l| l.listed_at.elapsed() <= self.stale_after)
     }
 
+    /// The containers each device is allocated to now, each once.
+    pub fn holding(&self) -> BTreeMap<Arc<str>, Vec<Owner>> {
+        join::holding(&self.resolved, self.stale_after)
+    }
+
     /// The join as a scrape shows it, over the kernel's `counters`.
     pub fn view(&self, counters: &[Counter], usage: &Usage) -> AllocationView {
         AllocationView {

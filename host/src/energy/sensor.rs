@@ -91,10 +91,10 @@ pub fn read(sysfs_root: &Path, device_dir: &Path, energy: &EnergySpec) -> Readin
     Reading::Absent
 }
 
-/// The hwmon directory registered with one of `names` (any name, if none
-/// is given) under the device at `device_dir` or, nearest first, under
-/// one of its parents: a character device's hwmon is its PCI function's
-/// (Tenstorrent's).
+/// The hwmon directory registered with one of `names` under the device
+/// at `device_dir` or, nearest first, under one of its parents (a
+/// character device's hwmon is its PCI function's: Tenstorrent's); with
+/// no names, any hwmon under the device itself.
 fn hwmon_of(sysfs_root: &Path, device_dir: &Path, names: &[String]) -> Option<PathBuf> {
     let device = device_dir.canonicalize().ok()?;
     sysfs::entries(&sysfs_root.join("class/hwmon"))
@@ -105,9 +105,14 @@ fn hwmon_of(sysfs_root: &Path, device_dir: &Path, names: &[String]) -> Option<Pa
         })
         .filter_map(|hwmon| {
             let parent = hwmon.join("device").canonicalize().ok()?;
-            device
-                .starts_with(&parent)
-                .then(|| (parent.components().count(), hwmon))
+            // Unnamed, only the device's own: a parent bridge's hwmon is
+            // not the device's.
+            let under = if names.is_empty() {
+                device == parent
+            } else {
+                device.starts_with(&parent)
+            };
+            under.then(|| (parent.components().count(), hwmon))
         })
         .max_by_key(|(depth, _)| *depth)
         .map(|(_, hwmon)| hwmon)
@@ -496,6 +501,22 @@ mod tests {
             sysfs.hwmon(6, name, &[("power1_input", "180000000\n")]);
             assert_eq!(sysfs.read(&declared("habanalabs")), power(180_000_000));
         }
+    }
+
+    #[test]
+    fn an_unnamed_hwmon_is_only_the_devices_own() {
+        // A hwmon of the bridge above the function, with a power file: not
+        // the card's, whatever habanalabs' firmware names its own.
+        let sysfs = Sysfs::new();
+        let bridge = sysfs.root().join("devices/pci0000:00/hwmon/hwmon8");
+        fs::create_dir_all(&bridge).unwrap();
+        symlink("../..", bridge.join("device")).unwrap();
+        symlink(&bridge, sysfs.root().join("class/hwmon/hwmon8")).unwrap();
+        fs::write(bridge.join("name"), "pcie_switch\n").unwrap();
+        fs::write(bridge.join("power1_input"), "9000000\n").unwrap();
+        assert_eq!(sysfs.read(&declared("habanalabs")), Reading::Absent);
+        sysfs.hwmon(6, "HL225", &[("power1_input", "180000000\n")]);
+        assert_eq!(sysfs.read(&declared("habanalabs")), power(180_000_000));
     }
 
     #[test]

@@ -4,21 +4,12 @@
 //! the devices' sensors right after, so each interval's energy is divided
 //! by the engine time of the same span ([`crate::energy`]).
 
-use std::{
-    collections::{BTreeMap, HashMap},
-    sync::Arc,
-    time::{Duration, Instant},
-};
+use std::time::{Duration, Instant};
 
-use kubenpu_sdk::Kind;
 use tokio::{sync::mpsc, time};
 
 use super::{Arm, timer};
-use crate::{
-    agent::{Agent, log_line},
-    attribution::Owner,
-    clock, energy, fdinfo,
-};
+use crate::{agent::Agent, clock, energy, fdinfo};
 
 /// A scan, how long it took, and the devices' energy read after it.
 pub(in crate::agent) struct Scanned {
@@ -126,82 +117,5 @@ impl Agent {
             let _ = done.blocking_send(Scanned { scan, took, energy });
         });
         true
-    }
-
-    /// The claimed devices whose vendors name an energy sensor.
-    fn energy_targets(&self, meter: &energy::Meter) -> Vec<energy::Target> {
-        self.table
-            .claimed()
-            .filter(|(_, vendor)| !vendor.description.energy.sensors.is_empty())
-            .map(|(device, vendor)| {
-                let d = &vendor.description;
-                let mut kinds = d.ioctls.iter().map(|i| i.kind).chain(
-                    d.char_devices
-                        .iter()
-                        .flat_map(|c| c.commands.iter().map(|command| command.kind)),
-                );
-                energy::Target {
-                    device: fdinfo::DeviceLabels {
-                        device: device.name.as_str().into(),
-                        vendor: vendor.name().into(),
-                    },
-                    dir: device.sysfs_dir(meter.sysfs_root()),
-                    energy: Arc::new(d.energy.clone()),
-                    submits: kinds.any(|kind| kind == Kind::Submit),
-                }
-            })
-            .collect()
-    }
-
-    /// Divides the intervals the devices' `readings` (made at `at`)
-    /// close: by the engine time the scan just taken credited, or the
-    /// counted call time, and among the holders the join knows now.
-    fn take_energy(&mut self, readings: Vec<(energy::Target, energy::Reading)>, at: Duration) {
-        let Some(meter) = &mut self.energy else {
-            return;
-        };
-        // No claimed device has a sensor: nothing to divide.
-        if readings.is_empty() {
-            return;
-        }
-        if let Some(reader) = &self.fdinfo {
-            meter.add_engine_time(reader.credited(|id| self.usage.owner(id)));
-        }
-        let counters = self.faults.check("energy", self.probe.counters(), log_line);
-        let mut holders: BTreeMap<Arc<str>, Vec<Owner>> = BTreeMap::new();
-        if let Some(counters) = &counters {
-            let mut call_ns: HashMap<(u64, Arc<str>), u64> = HashMap::new();
-            let mut devices = BTreeMap::new();
-            for counter in counters {
-                let Some(series) = self.usage.series(counter) else {
-                    continue;
-                };
-                if matches!(series.kind, Kind::Submit | Kind::Wait) {
-                    *call_ns
-                        .entry((counter.key.cgroup_id, series.device.clone()))
-                        .or_default() += counter.value.ns;
-                }
-                devices.insert(
-                    series.device.clone(),
-                    fdinfo::DeviceLabels {
-                        device: series.device,
-                        vendor: series.vendor,
-                    },
-                );
-            }
-            let owner = |id| self.usage.owner(id).cloned().unwrap_or_default();
-            meter.add_call_time(call_ns, &devices, owner);
-            if let Some(allocation) = &self.allocation {
-                for holder in allocation.view(counters, &self.usage).holders {
-                    let owners = holders.entry(holder.device).or_default();
-                    if !owners.contains(&holder.owner) {
-                        owners.push(holder.owner);
-                    }
-                }
-            }
-        }
-        for failure in meter.take(readings, at, &holders, counters.is_some()) {
-            log_line(failure);
-        }
     }
 }

@@ -8,6 +8,7 @@
 
 mod admission;
 mod allocation;
+mod energy;
 mod fdinfo;
 mod names;
 mod placement;
